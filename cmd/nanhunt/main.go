@@ -1,0 +1,32 @@
+// Command nanhunt finds where a NaN or Inf was born in a multi-rank training
+// run dumped by msprobe. The analysis lives in package trace; this command
+// only reads flags, calls it, and writes the verdict.
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitClean   = 0 // no anomaly
+	exitAnomaly = 1 // an anomaly was found
+	exitError   = 2 // unusable input or bad usage
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	root := rootCommand(stdout, stderr)
+	root.SetArgs(args)
+	code := exitClean
+	root.SetContext(withExitCode(&code))
+	if err := root.Execute(); err != nil {
+		writeError(stderr, err)
+		return exitError
+	}
+	return code
+}

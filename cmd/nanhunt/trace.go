@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/report"
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+// traceFlags are the flags that shape an analysis and its output.
+type traceFlags struct {
+	steps, ranks string
+	format       string
+	output       string
+	rules        string
+	jobs         int
+}
+
+func (f *traceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.steps, "steps", "", "only these steps, e.g. 4-8 or 0,3-7")
+	cmd.Flags().StringVar(&f.ranks, "ranks", "", "only these ranks, e.g. 0,3-7")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
+	cmd.Flags().StringVar(&f.rules, "rules", "", "JSON file of extra exclusion rules (op, side, slot, values, reason)")
+	cmd.Flags().IntVar(&f.jobs, "jobs", 0, "files read at once (default: one per CPU)")
+}
+
+// options turns the flags into trace.Options.
+func (f *traceFlags) options(path string) (trace.Options, error) {
+	opt := trace.Options{Path: path, Jobs: f.jobs}
+	var err error
+	if f.steps != "" {
+		if opt.Steps, err = dump.ParseRanges(f.steps); err != nil {
+			return opt, fmt.Errorf("--steps: %w", err)
+		}
+	}
+	if f.ranks != "" {
+		if opt.Ranks, err = dump.ParseRanges(f.ranks); err != nil {
+			return opt, fmt.Errorf("--ranks: %w", err)
+		}
+	}
+	if f.rules != "" {
+		if opt.Rules, err = trace.LoadRules(f.rules); err != nil {
+			return opt, err
+		}
+	}
+	switch f.format {
+	case "text", "json":
+	default:
+		return opt, fmt.Errorf("--format %q: want text or json", f.format)
+	}
+	return opt, nil
+}
+
+func traceCommand() *cobra.Command {
+	var f traceFlags
+	cmd := &cobra.Command{
+		Use:   "trace DUMP",
+		Short: "Find the origin of the first NaN/Inf in a dump",
+		Long: `trace reads an msprobe dump and prints where the first NaN/Inf was born.
+
+DUMP is a dump_path (step0/ step1/ ...), a step folder (rank0/ rank1/ ...),
+a rank folder, or a dump.json.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTrace(cmd, args[0], &f)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
+	opt, err := f.options(path)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	v, err := trace.Run(ctx, opt)
+	if err != nil {
+		return err
+	}
+	w, closeOut, err := openOutput(f.output, path, cmd.OutOrStdout())
+	if err != nil {
+		return err
+	}
+	if err := write(w, f.format, v); err != nil {
+		closeOut()
+		return err
+	}
+	if err := closeOut(); err != nil {
+		return err
+	}
+	if v.Anomaly {
+		setExit(cmd, exitAnomaly)
+	}
+	return nil
+}
+
+func write(w io.Writer, format string, v *trace.Verdict) error {
+	if format == "json" {
+		return report.JSON(w, v)
+	}
+	return report.Text(w, v)
+}

@@ -1,0 +1,12 @@
+// Package dump reads what msprobe (MindStudio Probe) writes during training:
+// the dump_path/stepN/rankM folders, dump.json streamed entry by entry in
+// execution order, stack.json (both formats) and construct.json.
+//
+// Nothing here judges the data; package trace does. The reader keeps memory
+// bounded whatever the file size: an Entry is reused between calls to
+// Reader.Next, and it records the byte range of each entry so that a caller
+// can come back for the details of the few entries it cares about.
+//
+// The format facts this package relies on (and the msprobe versions that
+// introduced them) are summarised in the README's "Input formats" section.
+package dump

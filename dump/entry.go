@@ -1,0 +1,163 @@
+package dump
+
+import "strings"
+
+// Class is a set of non-finite values: what a tensor (or a statistic, or a
+// number argument) holds besides finite numbers.
+type Class uint8
+
+const (
+	NaN Class = 1 << iota
+	PosInf
+	NegInf
+
+	// Inf is either infinity.
+	Inf = PosInf | NegInf
+)
+
+// String writes a class the way the verdict does: "nan", "+inf", "nan,-inf".
+func (c Class) String() string {
+	if c == 0 {
+		return "finite"
+	}
+	var parts []string
+	if c&NaN != 0 {
+		parts = append(parts, "nan")
+	}
+	if c&PosInf != 0 {
+		parts = append(parts, "+inf")
+	}
+	if c&NegInf != 0 {
+		parts = append(parts, "-inf")
+	}
+	return strings.Join(parts, ",")
+}
+
+// StatKind says what a statistic field held.
+type StatKind uint8
+
+const (
+	StatAbsent StatKind = iota // no such key
+	StatNull                   // null: empty, meta or unsupported tensor
+	StatNumber
+	StatBool
+	StatString // a string that is not a non-finite spelling
+)
+
+// Stat is one statistic (Max, Min, Mean or Norm) of a tensor.
+type Stat struct {
+	Kind  StatKind
+	Class Class   // non-finite value of a number
+	Value float64 // the number; NaN/±Inf as such; bool as 0/1; set only when the reader was asked for details, or when the number is not finite
+}
+
+// Field is the part of an entry a value was found in.
+type Field uint8
+
+const (
+	FieldOther  Field = iota // a key nanhunt does not know
+	InputArgs                // forward: positional arguments
+	InputKwargs              // forward: keyword arguments
+	Input                    // backward: gradients of the forward outputs
+	Output                   // forward: return value; backward: gradients of the inputs
+	Parameters               // module forward: the module's parameters
+	ParamGrads               // parameters_grad entries: one member per parameter
+)
+
+var fieldNames = [...]string{"other", "input_args", "input_kwargs", "input", "output", "parameters", "parameters_grad"}
+
+func (f Field) String() string {
+	if int(f) < len(fieldNames) {
+		return fieldNames[f]
+	}
+	return "other"
+}
+
+// IsInput reports whether values in the field flow into the call.
+func (f Field) IsInput() bool {
+	return f == InputArgs || f == InputKwargs || f == Input || f == Parameters
+}
+
+// Tensor is a tensor's record in dump.json.
+type Tensor struct {
+	Field Field
+	Arg   int    // position of the top-level value within the field
+	Key   string // member name of the top-level value when the field is an object (kwarg or parameter name)
+	Slot  string // full path below the field, e.g. "0", "0.2", "weight", "0.tensor"; set only with details
+
+	Max, Min, Mean, Norm Stat
+
+	RequiresGrad bool
+	Empty        bool // a dimension of its shape is 0
+	Checksum     bool // has an "md5" field (summary_mode md5 or xor)
+
+	// Set only with details.
+	Type, Dtype, DataName string
+	Shape                 []int
+}
+
+// Class is what the tensor holds, decided from Max and Min only: a NaN
+// anywhere makes both NaN, an infinity shows in one of them. Mean and Norm
+// are not used (msprobe computes them in the tensor's own dtype, so a finite
+// float16 tensor can have an infinite norm).
+func (t *Tensor) Class() Class { return t.Max.Class | t.Min.Class }
+
+// HasStats reports whether Max or Min was recorded as a number or bool.
+func (t *Tensor) HasStats() bool {
+	return t.Max.Kind == StatNumber || t.Min.Kind == StatNumber || t.Max.Kind == StatBool || t.Min.Kind == StatBool
+}
+
+// Arg is a non-tensor value: a typed scalar ({"type": "int", "value": 4}),
+// a process group, or a P2POp of batch_isend_irecv.
+type Arg struct {
+	Field Field
+	Arg   int
+	Key   string
+	Slot  string // set only with details
+
+	Type  string // "int", "float", "str", "torch.ProcessGroup", "torch.distributed.P2POp", ...
+	Num   Stat   // numeric value (Kind StatNumber/StatBool); Class set when not finite
+	Str   string // string value (kept for short strings)
+	Null  bool   // the value was null: for a "group" kwarg, a group that was not recorded
+
+	GroupRanks []int  // process group ranks
+	GroupID    string // process group id
+
+	Op     string // P2POp: "isend" or "irecv" (as written)
+	Peer   int    // P2POp peer; -1 when absent
+	Tensor int    // P2POp: index of its tensor in Entry.Tensors; -1 when none
+}
+
+// Entry is one member of dump.json's "data": one recorded call.
+type Entry struct {
+	Index  int    // position in "data", from 0: execution order
+	Name   string // exact entry name
+	Offset int64  // byte offset of the name in dump.json
+	End    int64  // byte offset just past the entry's value
+
+	Tensors []Tensor
+	Args    []Arg
+
+	IsNaN     int8 // nan_check task: 1 overflow flagged, 0 clean, -1 absent or null
+	HasOutput bool // an "output" key was present
+	Fields    uint16
+}
+
+// Has reports whether the entry had the given field.
+func (e *Entry) Has(f Field) bool { return e.Fields&(1<<f) != 0 }
+
+func (e *Entry) reset() {
+	e.Tensors = e.Tensors[:0]
+	e.Args = e.Args[:0]
+	e.IsNaN = -1
+	e.HasOutput = false
+	e.Fields = 0
+}
+
+// Header is the top of dump.json, outside "data".
+type Header struct {
+	Task        string
+	Level       string
+	Framework   string // "" when absent (writers before 2025-01)
+	DumpDataDir string
+}

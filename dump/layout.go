@@ -1,0 +1,303 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RankDir is one rank's dump of one step: dump_path/stepN/rankM.
+type RankDir struct {
+	Mode      string // "" or the MindSpore/pynative level it was found under ("graph", "pynative")
+	Step      int
+	Rank      int
+	Dir       string
+	Dump      string // path of dump.json; "" when absent
+	Stack     string // path of stack.json; "" when absent
+	Construct string // path of construct.json; "" when absent
+}
+
+// Layout is every rank folder found under a path, sorted by mode, step and
+// rank, with what is odd about the tree.
+type Layout struct {
+	Root     string
+	Dirs     []RankDir
+	Warnings []string
+}
+
+// Steps lists the step numbers present, ascending.
+func (l *Layout) Steps() []int {
+	var out []int
+	for _, d := range l.Dirs {
+		if len(out) == 0 || out[len(out)-1] != d.Step {
+			out = append(out, d.Step)
+		}
+	}
+	sort.Ints(out)
+	return uniqInts(out)
+}
+
+// Modes lists the execution modes present ("" for an ordinary dump).
+func (l *Layout) Modes() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range l.Dirs {
+		if !seen[d.Mode] {
+			seen[d.Mode] = true
+			out = append(out, d.Mode)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Discover finds the rank folders under path, which may be a dump_path
+// (stepN/ folders), a step folder (rankN/ folders), a rank folder (holding
+// dump.json), a dump.json file, or a folder with MindSpore's graph/ and
+// pynative/ levels above any of these.
+func Discover(path string) (*Layout, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dump: %w", err)
+	}
+	l := &Layout{Root: path}
+	if !info.IsDir() {
+		if filepath.Base(path) != "dump.json" {
+			return nil, fmt.Errorf("%s: not a folder and not a dump.json", path)
+		}
+		dir := filepath.Dir(path)
+		l.addRank("", stepOfPath(dir), rankOfPath(dir), dir)
+		return l, nil
+	}
+	if err := l.discover(path, "", 0); err != nil {
+		return nil, err
+	}
+	if len(l.Dirs) == 0 {
+		return nil, fmt.Errorf("%s: %w (expected stepN/ folders, rankN/ folders or a dump.json)", path, ErrNoDump)
+	}
+	sort.SliceStable(l.Dirs, func(i, j int) bool {
+		a, b := l.Dirs[i], l.Dirs[j]
+		if a.Mode != b.Mode {
+			return a.Mode < b.Mode
+		}
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		return a.Rank < b.Rank
+	})
+	l.checkGaps()
+	return l, nil
+}
+
+func (l *Layout) discover(dir, mode string, depth int) error {
+	if fileExists(filepath.Join(dir, "dump.json")) {
+		l.addRank(mode, stepOfPath(dir), rankOfPath(dir), dir)
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dir, err)
+	}
+	var steps, ranks, procs, modes []fs.DirEntry
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		switch name := e.Name(); {
+		case isNumbered(name, "step"):
+			steps = append(steps, e)
+		case name == "rank" || isNumbered(name, "rank"):
+			ranks = append(ranks, e)
+		case isNumbered(name, "proc"):
+			procs = append(procs, e)
+		case (name == "graph" || name == "pynative") && depth == 0:
+			modes = append(modes, e)
+		}
+	}
+	switch {
+	case len(modes) > 0 && len(steps) == 0 && len(ranks) == 0:
+		for _, m := range modes {
+			if err := l.discover(filepath.Join(dir, m.Name()), m.Name(), depth+1); err != nil {
+				return err
+			}
+		}
+	case len(steps) > 0:
+		for _, s := range steps {
+			n, _ := strconv.Atoi(strings.TrimPrefix(s.Name(), "step"))
+			l.addStep(mode, n, filepath.Join(dir, s.Name()))
+		}
+	case len(ranks) > 0 || len(procs) > 0:
+		l.addStep(mode, stepOfPath(dir), dir)
+	}
+	return nil
+}
+
+// addStep adds the rank folders of one step folder. msprobe names a rank
+// folder rankN, "rank" when torch.distributed was not initialised (8.x), or
+// procPID (26.x); a procPID folder is read only when it is the only one.
+func (l *Layout) addStep(mode string, step int, dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		l.warnf("%s: %v", dir, err)
+		return
+	}
+	var ranks, procs []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		switch name := e.Name(); {
+		case name == "rank" || isNumbered(name, "rank"):
+			ranks = append(ranks, name)
+		case isNumbered(name, "proc"):
+			procs = append(procs, name)
+		}
+	}
+	if len(ranks) == 0 && len(procs) == 1 {
+		ranks = procs
+	} else if len(procs) > 0 {
+		l.warnf("%s: ignored %s (process folders of non-distributed helpers, next to rank folders)", dir, strings.Join(procs, ", "))
+	}
+	if len(ranks) == 0 {
+		l.warnf("%s: step folder without rank folders", dir)
+		return
+	}
+	seen := map[int]string{}
+	for _, name := range ranks {
+		r := rankOfName(name)
+		if prev, ok := seen[r]; ok {
+			l.warnf("%s: %s and %s both read as rank %d; using %s", dir, prev, name, r, prev)
+			continue
+		}
+		seen[r] = name
+		rd := filepath.Join(dir, name)
+		if !fileExists(filepath.Join(rd, "dump.json")) {
+			l.warnf("%s: no dump.json", rd)
+			continue
+		}
+		l.addRank(mode, step, r, rd)
+	}
+}
+
+func (l *Layout) addRank(mode string, step, rank int, dir string) {
+	d := RankDir{Mode: mode, Step: step, Rank: rank, Dir: dir, Dump: filepath.Join(dir, "dump.json")}
+	if p := filepath.Join(dir, "stack.json"); fileExists(p) {
+		d.Stack = p
+	}
+	if p := filepath.Join(dir, "construct.json"); fileExists(p) {
+		d.Construct = p
+	}
+	l.Dirs = append(l.Dirs, d)
+}
+
+// checkGaps reports step numbers missing between the first and the last,
+// and ranks present in some steps but missing from others.
+func (l *Layout) checkGaps() {
+	for _, mode := range l.Modes() {
+		byStep := map[int]map[int]bool{}
+		allRanks := map[int]bool{}
+		var steps []int
+		for _, d := range l.Dirs {
+			if d.Mode != mode {
+				continue
+			}
+			if byStep[d.Step] == nil {
+				byStep[d.Step] = map[int]bool{}
+				steps = append(steps, d.Step)
+			}
+			byStep[d.Step][d.Rank] = true
+			allRanks[d.Rank] = true
+		}
+		where := ""
+		if mode != "" {
+			where = mode + ": "
+		}
+		sort.Ints(steps)
+		var missing []int
+		for i := 1; i < len(steps); i++ {
+			for s := steps[i-1] + 1; s < steps[i]; s++ {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 {
+			l.warnf("%ssteps %s not dumped (between step %d and step %d)", where, FormatRanges(missing), steps[0], steps[len(steps)-1])
+		}
+		maxRank := -1
+		for r := range allRanks {
+			maxRank = max(maxRank, r)
+		}
+		for _, s := range steps {
+			var gone []int
+			for r := 0; r <= maxRank; r++ {
+				if !byStep[s][r] {
+					gone = append(gone, r)
+				}
+			}
+			if len(gone) > 0 {
+				l.warnf("%sstep %d: ranks %s not dumped", where, s, FormatRanges(gone))
+			}
+		}
+	}
+}
+
+func (l *Layout) warnf(format string, args ...any) {
+	l.Warnings = append(l.Warnings, fmt.Sprintf(format, args...))
+}
+
+func isNumbered(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || rest == "" {
+		return false
+	}
+	_, isNum := atoi(rest)
+	return isNum
+}
+
+func rankOfName(name string) int {
+	if rest, ok := strings.CutPrefix(name, "rank"); ok {
+		if n, ok := atoi(rest); ok {
+			return n
+		}
+	}
+	return 0
+}
+
+func rankOfPath(dir string) int { return rankOfName(filepath.Base(dir)) }
+
+// stepOfPath reads the step number from a rank folder's parent (stepN) or
+// from the folder itself; 0 when neither says.
+func stepOfPath(dir string) int {
+	base := filepath.Base(dir)
+	if base == "rank" || isNumbered(base, "rank") || isNumbered(base, "proc") {
+		base = filepath.Base(filepath.Dir(dir))
+	}
+	if isNumbered(base, "step") {
+		n, _ := atoi(strings.TrimPrefix(base, "step"))
+		return n
+	}
+	return 0
+}
+
+func fileExists(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir()
+}
+
+func uniqInts(s []int) []int {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ErrNoDump is returned by Discover when nothing under the path looks like
+// an msprobe dump.
+var ErrNoDump = errors.New("no msprobe dump found")

@@ -1,0 +1,171 @@
+package dump
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Direction is the pass an entry belongs to, as its name says.
+type Direction uint8
+
+const (
+	// DirUnknown: the name does not follow any known pattern.
+	DirUnknown Direction = iota
+	// Forward: an API or module forward call.
+	Forward
+	// Backward: the gradient computation of an API or module call.
+	Backward
+	// ParamGrad: a module's parameter gradients ("parameters_grad").
+	ParamGrad
+)
+
+func (d Direction) String() string {
+	switch d {
+	case Forward:
+		return "forward"
+	case Backward:
+		return "backward"
+	case ParamGrad:
+		return "parameters_grad"
+	}
+	return "unknown"
+}
+
+// Name is an entry name taken apart. msprobe writes
+//
+//	{Prefix}.{api}.{N}.{forward|backward}              API calls
+//	{Module|Cell}.{path}.{Class}.{forward|backward}.{N} module calls
+//	{Module|Cell}.{path}.{Class}.parameters_grad.{N}    module parameter gradients
+//
+// Custom prefixes (register_custom_api) may contain dots, so names are read
+// from the right.
+type Name struct {
+	Full   string
+	Prefix string // "Torch", "Distributed", "Module", or a custom dotted prefix
+	API    string // api name for API calls ("all_reduce"); "path.Class" for modules
+	Call   int    // the counter N; -1 when absent
+	Dir    Direction
+	Module bool // a Module/Cell entry rather than an API call
+}
+
+// ParseName splits an entry name. It never fails: names it cannot read get
+// DirUnknown and the whole name as API.
+func ParseName(full string) Name {
+	n := Name{Full: full, API: full, Call: -1}
+	last, rest, ok := cutLast(full)
+	if !ok {
+		return n
+	}
+	if d := dirOf(last); d != DirUnknown {
+		// Prefix.api.N.forward
+		num, head, ok := cutLast(rest)
+		if !ok {
+			return n
+		}
+		call, isNum := atoi(num)
+		if !isNum {
+			return n
+		}
+		n.Call, n.Dir = call, d
+		n.Prefix, n.API = splitPrefix(head)
+		return n
+	}
+	call, isNum := atoi(last)
+	if !isNum {
+		return n
+	}
+	d, head, ok := cutLast(rest)
+	if !ok {
+		return n
+	}
+	dir := dirOf(d)
+	if dir == DirUnknown && d == "parameters_grad" {
+		dir = ParamGrad
+	}
+	if dir == DirUnknown {
+		return n
+	}
+	n.Call, n.Dir, n.Module = call, dir, true
+	if p, path, ok := strings.Cut(head, "."); ok {
+		n.Prefix, n.API = p, path
+	} else {
+		n.API = head
+	}
+	return n
+}
+
+// Op is the name without counter and direction: "Torch.sqrt",
+// "Module.encoder.proj.Linear". Rules match against it.
+func (n Name) Op() string {
+	if n.Prefix == "" {
+		return n.API
+	}
+	return n.Prefix + "." + n.API
+}
+
+// IsDistributed reports whether the entry is a torch.distributed (or
+// MindSpore communication) call.
+func (n Name) IsDistributed() bool {
+	if n.Module {
+		return false
+	}
+	switch n.Prefix {
+	case "Distributed", "MintDistributed":
+		return true
+	}
+	return false
+}
+
+// ForwardName is the name of the forward call a backward entry belongs to
+// (stack.json and construct.json know backward calls by their forward).
+func (n Name) ForwardName() string {
+	if n.Dir != Backward {
+		return n.Full
+	}
+	if n.Module {
+		return strings.TrimSuffix(n.Full, ".backward."+strconv.Itoa(n.Call)) + ".forward." + strconv.Itoa(n.Call)
+	}
+	return strings.TrimSuffix(n.Full, ".backward") + ".forward"
+}
+
+func dirOf(s string) Direction {
+	switch s {
+	case "forward":
+		return Forward
+	case "backward":
+		return Backward
+	}
+	return DirUnknown
+}
+
+func splitPrefix(head string) (prefix, api string) {
+	api, prefix, ok := cutLast(head)
+	if !ok {
+		return "", head
+	}
+	return prefix, api
+}
+
+// cutLast splits "a.b.c" into "c" and "a.b".
+func cutLast(s string) (last, rest string, ok bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 {
+		return "", "", false
+	}
+	return s[i+1:], s[:i], true
+}
+
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,847 @@
+package dump
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/jsonlex"
+)
+
+// ReaderOptions tunes a Reader.
+type ReaderOptions struct {
+	// Details asks for everything a report shows: slots, types, dtypes,
+	// shapes, data_name and the values of all statistics. Without it the
+	// reader keeps only what decides NaN/Inf questions, which is faster.
+	Details bool
+	// WindowSize is the read window in bytes (0: 1 MiB).
+	WindowSize int
+}
+
+// maxDepth bounds nesting: msprobe writes at most about ten levels, and a
+// hostile file must not make memory grow.
+const maxDepth = 512
+
+// FormatError is damage in dump.json: a syntax error or a file that ends
+// early. Entries before it were returned; nothing after it was read.
+type FormatError struct {
+	Offset int64  // byte offset of the damage
+	Entry  string // the entry being read when it was found; "" outside "data"
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	where := fmt.Sprintf("offset %d", e.Offset)
+	if e.Entry != "" {
+		where += fmt.Sprintf(" in entry %q", e.Entry)
+	}
+	msg := e.Err.Error()
+	var se *jsonlex.SyntaxError
+	if errors.As(e.Err, &se) {
+		msg = se.Msg
+	}
+	if e.Truncated() {
+		return where + ": file ends early (" + msg + "); a crash during msprobe's write leaves this"
+	}
+	return where + ": " + msg
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// Truncated reports whether the file simply stops, rather than holding
+// something that is not JSON.
+func (e *FormatError) Truncated() bool { return errors.Is(e.Err, io.ErrUnexpectedEOF) }
+
+// Reader streams the entries of one dump.json in file order. Like
+// bufio.Scanner, it owns the Entry it returns until the next call to Next.
+type Reader struct {
+	lx    *jsonlex.Lexer
+	opt   ReaderOptions
+	hdr   Header
+	e     Entry
+	state int // 0 before "data", 1 inside it, 2 done
+	index int
+	err   error
+
+	paramGrads bool     // the current entry is a parameters_grad entry
+	path       []string // slot path below the field (details only)
+	shape      []int
+	groupRanks []int
+}
+
+// NewReader starts reading a dump.json from r.
+func NewReader(r io.Reader, opt ReaderOptions) *Reader {
+	return &Reader{
+		lx:  jsonlex.New(r, jsonlex.Options{WindowSize: opt.WindowSize, MaxDepth: maxDepth, MaxStringLen: 16 << 20}),
+		opt: opt,
+	}
+}
+
+// Header returns the fields read so far outside "data" (msprobe writes them
+// before it, so they are known after the first call to Next).
+func (r *Reader) Header() Header { return r.hdr }
+
+// Entry returns the entry read by the last successful Next.
+func (r *Reader) Entry() *Entry { return &r.e }
+
+// Err returns the first error met, or nil at a clean end of file. Damage is
+// a *FormatError.
+func (r *Reader) Err() error { return r.err }
+
+// Offset is the number of bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.lx.InputOffset() }
+
+// Next reads the next entry. It returns false at the end of the file or at
+// the first error.
+func (r *Reader) Next() bool {
+	if r.err != nil || r.state == 2 {
+		return false
+	}
+	if r.state == 0 {
+		if err := r.readUntilData(); err != nil {
+			r.fail(err, "")
+			return false
+		}
+		if r.state == 2 {
+			return false
+		}
+	}
+	tok, err := r.lx.Next()
+	if err != nil {
+		r.fail(err, "")
+		return false
+	}
+	if tok.Kind == jsonlex.ObjectEnd {
+		if err := r.readTail(); err != nil {
+			r.fail(err, "")
+		}
+		r.state = 2
+		return false
+	}
+	// tok is an entry name.
+	e := &r.e
+	e.reset()
+	e.Name = string(tok.Bytes)
+	e.Offset = tok.Offset
+	e.Index = r.index
+	r.index++
+	if err := r.readEntry(); err != nil {
+		r.fail(err, e.Name)
+		return false
+	}
+	e.End = r.lx.InputOffset()
+	return true
+}
+
+func (r *Reader) fail(err error, entry string) {
+	var se *jsonlex.SyntaxError
+	off := r.lx.InputOffset()
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	r.err = &FormatError{Offset: off, Entry: entry, Err: err}
+}
+
+// readUntilData reads the header members up to "data" and its opening brace.
+func (r *Reader) readUntilData() error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonlex.ObjectStart {
+		return fmt.Errorf("dump.json starts with %v, want an object", tok.Kind)
+	}
+	for {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if tok.Kind == jsonlex.ObjectEnd {
+			r.state = 2
+			return r.expectEOF()
+		}
+		if string(tok.Bytes) == "data" {
+			tok, err := r.lx.Next()
+			if err != nil {
+				return err
+			}
+			switch tok.Kind {
+			case jsonlex.ObjectStart:
+				r.state = 1
+				return nil
+			case jsonlex.Null:
+				continue // "data": null, as an empty dump
+			}
+			return fmt.Errorf("\"data\" is %v, want an object", tok.Kind)
+		}
+		if err := r.headerValue(string(tok.Bytes)); err != nil {
+			return err
+		}
+	}
+}
+
+// readTail reads header members after "data" and the end of the file.
+func (r *Reader) readTail() error {
+	for {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if tok.Kind == jsonlex.ObjectEnd {
+			return r.expectEOF()
+		}
+		if err := r.headerValue(string(tok.Bytes)); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Reader) expectEOF() error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonlex.EOF {
+		return fmt.Errorf("unexpected %v after the top-level object", tok.Kind)
+	}
+	return nil
+}
+
+func (r *Reader) headerValue(key string) error {
+	var dst *string
+	switch key {
+	case "task":
+		dst = &r.hdr.Task
+	case "level":
+		dst = &r.hdr.Level
+	case "framework":
+		dst = &r.hdr.Framework
+	case "dump_data_dir":
+		dst = &r.hdr.DumpDataDir
+	default:
+		return r.lx.SkipValue()
+	}
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonlex.String:
+		*dst = string(tok.Bytes)
+	case jsonlex.ObjectStart, jsonlex.ArrayStart:
+		return r.skipRest()
+	}
+	return nil
+}
+
+// skipRest skips the rest of a container whose opening token was consumed.
+func (r *Reader) skipRest() error {
+	depth := r.lx.Depth()
+	for r.lx.Depth() >= depth {
+		if _, err := r.lx.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var fieldByName = map[string]Field{
+	"input_args":   InputArgs,
+	"input_kwargs": InputKwargs,
+	"input":        Input,
+	"output":       Output,
+	"parameters":   Parameters,
+}
+
+// readEntry reads an entry's value.
+func (r *Reader) readEntry() error {
+	e := &r.e
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonlex.ObjectStart {
+		if isOpen(tok.Kind) {
+			return r.skipRest()
+		}
+		return nil
+	}
+	r.paramGrads = strings.Contains(e.Name, ".parameters_grad.")
+	for member := 0; ; member++ {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if tok.Kind == jsonlex.ObjectEnd {
+			return nil
+		}
+		key := tok.Bytes
+		var loc slotLoc
+		switch {
+		case string(key) == "is_nan":
+			if err := r.readIsNaN(); err != nil {
+				return err
+			}
+			continue
+		case string(key) == "is_recompute":
+			if err := r.lx.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		case r.paramGrads:
+			loc = slotLoc{field: ParamGrads, arg: member, key: string(key), top: true}
+		default:
+			f, ok := fieldByName[string(key)]
+			if !ok {
+				f = FieldOther
+			}
+			loc = slotLoc{field: f, fieldLevel: true}
+		}
+		e.Fields |= 1 << loc.field
+		if loc.field == Output {
+			e.HasOutput = true
+		}
+		r.path = r.path[:0]
+		if loc.field == ParamGrads {
+			r.pushPath(loc.key)
+		}
+		tok, err = r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if err := r.value(tok, loc); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Reader) readIsNaN() error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonlex.Number:
+		if string(tok.Bytes) == "0" {
+			r.e.IsNaN = 0
+		} else {
+			r.e.IsNaN = 1
+		}
+	case jsonlex.True:
+		r.e.IsNaN = 1
+	case jsonlex.False:
+		r.e.IsNaN = 0
+	case jsonlex.ObjectStart, jsonlex.ArrayStart:
+		return r.skipRest()
+	}
+	return nil
+}
+
+// slotLoc says where a value sits in the entry.
+type slotLoc struct {
+	field      Field
+	arg        int
+	key        string
+	top        bool // arg/key are set: the value is a top-level slot or below one
+	direct     bool // the value is the top-level slot itself
+	fieldLevel bool // the value is the field's own value (a list or dict of slots, or one value)
+}
+
+// child is the location of the i-th element (or member key) of a container at loc.
+func (l slotLoc) child(i int, key string) slotLoc {
+	if l.fieldLevel {
+		return slotLoc{field: l.field, arg: i, key: key, top: true, direct: true}
+	}
+	l.direct = false
+	if l.top && l.key == "" && key != "" {
+		// a dict nested in a positional slot: keep the positional index,
+		// name it after the first key level
+		l.key = key
+	}
+	return l
+}
+
+func (r *Reader) pushPath(s string) {
+	if r.opt.Details {
+		r.path = append(r.path, s)
+	}
+}
+
+func (r *Reader) popPath() {
+	if r.opt.Details && len(r.path) > 0 {
+		r.path = r.path[:len(r.path)-1]
+	}
+}
+
+func (r *Reader) slot() string {
+	if !r.opt.Details {
+		return ""
+	}
+	return strings.Join(r.path, ".")
+}
+
+// value reads one value whose first token is tok.
+func (r *Reader) value(tok jsonlex.Token, loc slotLoc) error {
+	switch tok.Kind {
+	case jsonlex.ArrayStart:
+		for i := 0; ; i++ {
+			tok, err := r.lx.Next()
+			if err != nil {
+				return err
+			}
+			if tok.Kind == jsonlex.ArrayEnd {
+				return nil
+			}
+			r.pushPath(strconv.Itoa(i))
+			if err := r.value(tok, loc.child(i, "")); err != nil {
+				return err
+			}
+			r.popPath()
+		}
+	case jsonlex.ObjectStart:
+		if loc.fieldLevel {
+			return r.slotDict(loc)
+		}
+		return r.object(loc)
+	case jsonlex.Null:
+		if loc.field == InputKwargs && loc.direct && loc.key == "group" {
+			r.e.Args = append(r.e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Null: true, Peer: -1, Tensor: -1})
+		}
+	case jsonlex.Number, jsonlex.NaN, jsonlex.PosInf, jsonlex.NegInf:
+		// a bare number where msprobe writes {"type": ..., "value": ...}
+		st := r.stat(tok)
+		if tok.Kind == jsonlex.Number {
+			st = numberStat(tok.Bytes, true)
+		}
+		if st.Class != 0 || r.opt.Details {
+			r.e.Args = append(r.e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Num: st, Peer: -1, Tensor: -1})
+		}
+	}
+	return nil
+}
+
+// slotDict reads a field whose value is an object of slots (input_kwargs,
+// parameters): every member is a slot, whatever its name.
+func (r *Reader) slotDict(loc slotLoc) error {
+	for member := 0; ; member++ {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if tok.Kind == jsonlex.ObjectEnd {
+			return nil
+		}
+		name := string(tok.Bytes)
+		tok, err = r.lx.Next()
+		if err != nil {
+			return err
+		}
+		r.pushPath(name)
+		if err := r.value(tok, loc.child(member, name)); err != nil {
+			return err
+		}
+		r.popPath()
+	}
+}
+
+// object reads an object whose opening brace was consumed: a tensor, a typed
+// scalar, a process group, a P2POp, or a plain dict holding any of these.
+func (r *Reader) object(loc slotLoc) error {
+	e := &r.e
+	var o objState
+	o.firstTensor = len(e.Tensors)
+	o.peer = -1
+	r.shape = r.shape[:0]
+	r.groupRanks = r.groupRanks[:0]
+	for member := 0; ; member++ {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		if tok.Kind == jsonlex.ObjectEnd {
+			break
+		}
+		key := tok.Bytes
+		switch string(key) {
+		case "type":
+			if o.typ, err = r.shortString(); err != nil {
+				return err
+			}
+			continue
+		case "Max", "Min", "Mean", "Norm":
+			o.tensorKeys = true
+			tok, err := r.lx.Next()
+			if err != nil {
+				return err
+			}
+			if isOpen(tok.Kind) {
+				if err := r.skipRest(); err != nil {
+					return err
+				}
+				continue
+			}
+			st := r.stat(tok)
+			switch key[1] {
+			case 'a':
+				o.max = st
+			case 'i':
+				o.min = st
+			case 'e':
+				o.mean = st
+			case 'o':
+				o.norm = st
+			}
+			continue
+		case "dtype":
+			o.tensorKeys = true
+			if r.opt.Details {
+				if o.dtype, err = r.shortString(); err != nil {
+					return err
+				}
+				continue
+			}
+		case "shape":
+			o.tensorKeys = true
+			if err := r.readShape(&o); err != nil {
+				return err
+			}
+			continue
+		case "requires_grad":
+			tok, err := r.lx.Next()
+			if err != nil {
+				return err
+			}
+			o.requiresGrad = tok.Kind == jsonlex.True
+			if isOpen(tok.Kind) {
+				if err := r.skipRest(); err != nil {
+					return err
+				}
+			}
+			continue
+		case "data_name":
+			o.tensorKeys = true
+			if r.opt.Details {
+				if o.dataName, err = r.shortString(); err != nil {
+					return err
+				}
+				continue
+			}
+		case "md5":
+			o.checksum = true
+		case "value":
+			if err := r.readScalar(&o); err != nil {
+				return err
+			}
+			continue
+		case "group_ranks":
+			if err := r.readInts(&r.groupRanks); err != nil {
+				return err
+			}
+			o.hasGroup = true
+			continue
+		case "group_id", "process_group_id":
+			if o.groupID, err = r.shortString(); err != nil {
+				return err
+			}
+			o.hasGroup = true
+			continue
+		case "class_type":
+			if o.classType, err = r.shortString(); err != nil {
+				return err
+			}
+			continue
+		case "op":
+			if o.classType != "" {
+				if o.op, err = r.shortString(); err != nil {
+					return err
+				}
+				continue
+			}
+		case "peer":
+			tok, err := r.lx.Next()
+			if err != nil {
+				return err
+			}
+			if tok.Kind == jsonlex.Number {
+				if n, err := strconv.Atoi(string(tok.Bytes)); err == nil {
+					o.peer = n
+				}
+			} else if isOpen(tok.Kind) {
+				if err := r.skipRest(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		// Anything else: inside something that is plainly a tensor, skip it
+		// (device_mesh, placements, ...); otherwise it may hold tensors.
+		if o.tensorKeys || isTensorType(o.typ) {
+			if err := r.lx.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		name := string(key)
+		tok, err = r.lx.Next()
+		if err != nil {
+			return err
+		}
+		r.pushPath(name)
+		if err := r.value(tok, loc.child(member, name)); err != nil {
+			return err
+		}
+		r.popPath()
+	}
+	r.finishObject(&o, loc)
+	return nil
+}
+
+// objState collects the members of an object until its end tells what it was.
+type objState struct {
+	typ, dtype, dataName, groupID, classType, op, str string
+	max, min, mean, norm, num                         Stat
+	peer, firstTensor                                 int
+	tensorKeys, requiresGrad, empty, checksum         bool
+	hasGroup, hasValue, null                          bool
+}
+
+func (r *Reader) finishObject(o *objState, loc slotLoc) {
+	e := &r.e
+	switch {
+	case strings.Contains(o.classType, "P2POp"):
+		a := Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.classType, Op: o.op, Peer: o.peer, Tensor: -1}
+		if len(e.Tensors) > o.firstTensor {
+			a.Tensor = o.firstTensor
+		}
+		e.Args = append(e.Args, a)
+	case o.tensorKeys || isTensorType(o.typ):
+		t := Tensor{
+			Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(),
+			Max: o.max, Min: o.min, Mean: o.mean, Norm: o.norm,
+			RequiresGrad: o.requiresGrad, Empty: o.empty, Checksum: o.checksum,
+			Type: o.typ, Dtype: o.dtype, DataName: o.dataName,
+		}
+		if r.opt.Details {
+			t.Shape = append([]int(nil), r.shape...)
+		}
+		e.Tensors = append(e.Tensors, t)
+	case o.hasGroup || o.typ == "torch.ProcessGroup":
+		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
+			GroupRanks: append([]int(nil), r.groupRanks...), GroupID: o.groupID, Peer: -1, Tensor: -1})
+	case o.typ != "" && o.hasValue:
+		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
+			Num: o.num, Str: o.str, Null: o.null, Peer: -1, Tensor: -1})
+	}
+}
+
+func isTensorType(t string) bool {
+	return strings.HasSuffix(t, "Tensor") || strings.HasSuffix(t, "ndarray")
+}
+
+func isOpen(k jsonlex.Kind) bool { return k == jsonlex.ObjectStart || k == jsonlex.ArrayStart }
+
+// shortString reads a value expected to be a short string; anything else
+// gives "". Long strings are cut to keep memory small.
+func (r *Reader) shortString() (string, error) {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return "", err
+	}
+	switch tok.Kind {
+	case jsonlex.String:
+		return intern(tok.Bytes), nil
+	case jsonlex.ObjectStart, jsonlex.ArrayStart:
+		return "", r.skipRest()
+	}
+	return "", nil
+}
+
+// Frequent strings are shared instead of allocated each time.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"torch.Tensor", "mindspore.Tensor", "numpy.ndarray", "int", "float", "bool", "str", "slice",
+		"torch.ProcessGroup", "torch.distributed.ReduceOp", "torch.dtype", "torch.device", "torch.Size",
+		"torch.float32", "torch.float16", "torch.bfloat16", "torch.int64", "torch.int32", "torch.bool",
+		"Float32", "Float16", "BFloat16", "Int64", "Int32", "Bool",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+func intern(b []byte) string {
+	if s, ok := interned[string(b)]; ok {
+		return s
+	}
+	if len(b) > 4096 {
+		b = b[:4096]
+	}
+	return string(b)
+}
+
+func (r *Reader) readShape(o *objState) error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonlex.ArrayStart {
+		if isOpen(tok.Kind) {
+			return r.skipRest()
+		}
+		return nil
+	}
+	for {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		switch tok.Kind {
+		case jsonlex.ArrayEnd:
+			return nil
+		case jsonlex.Number:
+			if len(tok.Bytes) == 1 && tok.Bytes[0] == '0' {
+				o.empty = true
+			}
+			if r.opt.Details {
+				n, _ := strconv.Atoi(string(tok.Bytes))
+				r.shape = append(r.shape, n)
+			}
+		case jsonlex.ObjectStart, jsonlex.ArrayStart:
+			if err := r.skipRest(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *Reader) readInts(dst *[]int) error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonlex.ArrayStart {
+		if isOpen(tok.Kind) {
+			return r.skipRest()
+		}
+		return nil
+	}
+	for {
+		tok, err := r.lx.Next()
+		if err != nil {
+			return err
+		}
+		switch tok.Kind {
+		case jsonlex.ArrayEnd:
+			return nil
+		case jsonlex.Number:
+			if n, err := strconv.Atoi(string(tok.Bytes)); err == nil && len(*dst) < 1<<16 {
+				*dst = append(*dst, n)
+			}
+		case jsonlex.ObjectStart, jsonlex.ArrayStart:
+			if err := r.skipRest(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readScalar reads the "value" member of a typed scalar.
+func (r *Reader) readScalar(o *objState) error {
+	tok, err := r.lx.Next()
+	if err != nil {
+		return err
+	}
+	o.hasValue = true
+	switch tok.Kind {
+	case jsonlex.String:
+		if st := stringStat(tok.Bytes); st.Class != 0 {
+			o.num = st
+		}
+		if len(tok.Bytes) <= 256 {
+			o.str = intern(tok.Bytes)
+		}
+	case jsonlex.Null:
+		o.null = true
+	case jsonlex.ObjectStart, jsonlex.ArrayStart:
+		return r.skipRest()
+	case jsonlex.Number:
+		o.num = numberStat(tok.Bytes, true)
+	default:
+		o.num = r.stat(tok)
+	}
+	return nil
+}
+
+// stat reads a statistic token.
+func (r *Reader) stat(tok jsonlex.Token) Stat {
+	switch tok.Kind {
+	case jsonlex.Number:
+		return numberStat(tok.Bytes, r.opt.Details)
+	case jsonlex.NaN:
+		return Stat{Kind: StatNumber, Class: NaN, Value: math.NaN()}
+	case jsonlex.PosInf:
+		return Stat{Kind: StatNumber, Class: PosInf, Value: math.Inf(1)}
+	case jsonlex.NegInf:
+		return Stat{Kind: StatNumber, Class: NegInf, Value: math.Inf(-1)}
+	case jsonlex.True:
+		return Stat{Kind: StatBool, Value: 1}
+	case jsonlex.False:
+		return Stat{Kind: StatBool}
+	case jsonlex.Null:
+		return Stat{Kind: StatNull}
+	case jsonlex.String:
+		if st := stringStat(tok.Bytes); st.Class != 0 {
+			return st
+		}
+		return Stat{Kind: StatString}
+	}
+	return Stat{}
+}
+
+// numberStat classifies a JSON number literal. Any literal is finite unless
+// it overflows float64 (1e309), which only a long literal or one with an
+// exponent can do; only those, or all with details, are parsed.
+func numberStat(lit []byte, details bool) Stat {
+	if !details && len(lit) < 24 && bytes.IndexAny(lit, "eE") < 0 {
+		return Stat{Kind: StatNumber}
+	}
+	v, _ := strconv.ParseFloat(string(lit), 64)
+	st := Stat{Kind: StatNumber, Value: v}
+	switch {
+	case math.IsInf(v, 1):
+		st.Class = PosInf
+	case math.IsInf(v, -1):
+		st.Class = NegInf
+	}
+	return st
+}
+
+// stringStat reads the string spellings older dumps and mocks use for
+// non-finite statistics: "nan", "inf", "-inf", "Infinity", ...
+func stringStat(b []byte) Stat {
+	if len(b) > 9 {
+		return Stat{}
+	}
+	var buf [9]byte
+	s := buf[:len(b)]
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		s[i] = c
+	}
+	switch string(s) {
+	case "nan", "-nan", "+nan":
+		return Stat{Kind: StatNumber, Class: NaN, Value: math.NaN()}
+	case "inf", "+inf", "infinity", "+infinity":
+		return Stat{Kind: StatNumber, Class: PosInf, Value: math.Inf(1)}
+	case "-inf", "-infinity":
+		return Stat{Kind: StatNumber, Class: NegInf, Value: math.Inf(-1)}
+	}
+	return Stat{}
+}

@@ -1,0 +1,3 @@
+// Package report writes a trace.Verdict for people (text) and for programs
+// (JSON). One verdict in, one format out; nothing here analyses.
+package report

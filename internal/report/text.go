@@ -1,0 +1,301 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+// Text writes the verdict for a person: the answer in plain words first,
+// then the evidence.
+func Text(w io.Writer, v *trace.Verdict) error {
+	p := &printer{w: w}
+	if !v.Anomaly {
+		p.clean(v)
+	} else {
+		p.headline(v)
+		p.origin(v)
+		p.spread(v)
+		p.confidence(v)
+		p.list("Next", v.NextSteps)
+		p.candidates(v)
+	}
+	p.suppressed(v)
+	p.warnings(v)
+	p.scanned(v)
+	return p.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func kindWord(k string) string {
+	switch k {
+	case "nan":
+		return "NaN"
+	case "inf":
+		return "Inf"
+	case "overflow":
+		return "an overflow (NaN or Inf)"
+	}
+	return k
+}
+
+func rankWord(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	return "ranks " + dump.FormatRanges(ranks)
+}
+
+func (p *printer) headline(v *trace.Verdict) {
+	o := v.Origin
+	p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
+		kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
+	switch {
+	case o.Collective:
+		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
+	case !o.Captured && len(o.Ranks) > 0 && o.Interval == nil:
+		p.f("  The ranks that sent it (%s) were not read; %s is where it arrived.\n", rankWord(o.Ranks), o.Op)
+	case !o.Captured:
+		p.f("  The call that made it is not in the dump: %s is the first call that shows it, and it already\n  had it in its inputs.\n", o.Op)
+	default:
+		p.f("  %s turned finite inputs into %s", o.Op, kindWord(o.Kind))
+		if o.Tie {
+			p.f(", on %s at the same time (a tie: they cannot be ordered)", rankWord(o.Ranks))
+		}
+		p.f(".\n")
+	}
+	if v.FirstNaN != nil {
+		p.f("  The Inf became NaN at %s.\n", v.FirstNaN.Op)
+	}
+	if c := v.Carrier; c != nil {
+		from := rankWord(c.FromRanks)
+		if len(c.FromRanks) == 0 {
+			from = "ranks that were not read"
+		}
+		p.f("  %s carried it from %s to %s.\n", c.Op, from, rankWord(c.ToRanks))
+	} else if len(o.Ranks) > 0 {
+		p.f("  No collective carried it to another rank in step %d.\n", o.Step)
+	}
+	p.f("\n")
+}
+
+func (p *printer) origin(v *trace.Verdict) {
+	o := v.Origin
+	p.f("Origin\n")
+	steps := fmt.Sprintf("%d", o.Step)
+	if before := clean(v); before != "" {
+		steps += "   (" + before + ")"
+	}
+	p.f("  %-12s %s\n", "step", steps)
+	p.f("  %-12s %s\n", "rank", strings.TrimPrefix(strings.TrimPrefix(rankWord(o.Ranks), "ranks "), "rank "))
+	p.f("  %-12s %s\n", "op", o.Op)
+	p.f("  %-12s %s\n", "stage", o.Stage)
+	kind := o.Kind
+	if v.FirstNaN != nil {
+		kind += ", then nan at " + v.FirstNaN.Op
+	}
+	p.f("  %-12s %s\n", "kind", kind)
+	p.f("  %-12s %v\n", "captured", o.Captured)
+	if o.Code != nil {
+		p.f("  %-12s %s:%d in %s\n", "code", o.Code.File, o.Code.Line, o.Code.Func)
+		if o.Code.Source != "" {
+			p.f("  %-12s   %s\n", "", o.Code.Source)
+		}
+		for _, fr := range o.Stack[1:min(len(o.Stack), 4)] {
+			p.f("  %-12s %s:%d in %s\n", "called from", fr.File, fr.Line, fr.Func)
+		}
+	} else {
+		p.f("  %-12s unknown (no stack recorded for it)\n", "code")
+	}
+	if len(o.Chain) > 0 {
+		p.f("  %-12s %s\n", "module", strings.Join(o.Chain, "\n               > "))
+	}
+	p.tensors("inputs", o.Inputs)
+	p.tensors("outputs", o.Outputs)
+	if iv := o.Interval; iv != nil {
+		p.f("  %-12s ", "between")
+		if iv.After != nil {
+			p.f("%s", iv.After.Op)
+			if iv.AfterCode != nil {
+				p.f(" (%s:%d)", iv.AfterCode.File, iv.AfterCode.Line)
+			}
+		} else {
+			p.f("the start of step %d", o.Step)
+		}
+		p.f("\n  %-12s and %s", "", iv.Before.Op)
+		if iv.Code != nil {
+			p.f(" (%s:%d)", iv.Code.File, iv.Code.Line)
+		}
+		p.f("\n")
+		for _, fr := range iv.Uncovered {
+			p.f("  %-12s %s:%d in %s\n", "uncovered", fr.File, fr.Line, fr.Func)
+		}
+	}
+	p.f("\n")
+}
+
+// clean describes the steps read before the origin step.
+func clean(v *trace.Verdict) string {
+	var before, after []int
+	for _, s := range v.Scanned.Steps {
+		if s < v.Origin.Step {
+			before = append(before, s)
+		}
+	}
+	after = v.Scanned.NotScanned
+	var parts []string
+	if len(before) > 0 {
+		parts = append(parts, "steps "+dump.FormatRanges(before)+" clean")
+	}
+	if len(after) > 0 {
+		parts = append(parts, "steps "+dump.FormatRanges(after)+" not read")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (p *printer) tensors(label string, ts []trace.TensorStat) {
+	for i, t := range ts {
+		if i == 8 {
+			p.f("  %-12s ... %d more\n", "", len(ts)-i)
+			break
+		}
+		name := ""
+		if i == 0 {
+			name = label
+		}
+		shape := make([]string, len(t.Shape))
+		for j, d := range t.Shape {
+			shape[j] = fmt.Sprint(d)
+		}
+		p.f("  %-12s %-22s %-9s %-14s max %-10s min %-10s %s\n", name, t.Slot, strings.TrimPrefix(t.Dtype, "torch."),
+			"["+strings.Join(shape, ",")+"]", t.Max, t.Min, t.Holds)
+	}
+}
+
+func (p *printer) spread(v *trace.Verdict) {
+	if len(v.Spread) == 0 {
+		return
+	}
+	p.f("Spread (step %d, in execution order)\n", v.Origin.Step)
+	for i, h := range v.Spread {
+		if i == 12 {
+			p.f("  ... %d more\n", len(v.Spread)-i)
+			break
+		}
+		from := dump.FormatRanges(h.FromRanks)
+		if from == "" {
+			from = "?"
+		}
+		p.f("  %-40s %s -> %s", h.Op, from, dump.FormatRanges(h.ToRanks))
+		if len(h.Unread) > 0 {
+			p.f("   (not read: %s)", dump.FormatRanges(h.Unread))
+		}
+		p.f("\n")
+	}
+	p.f("\n")
+}
+
+func (p *printer) confidence(v *trace.Verdict) {
+	p.f("Confidence: %s\n", v.Origin.Confidence)
+	for _, r := range v.Origin.Reasons {
+		p.f("  - %s\n", r)
+	}
+	p.f("\n")
+}
+
+func (p *printer) list(title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	p.f("%s\n", title)
+	for _, s := range items {
+		p.f("  - %s\n", s)
+	}
+	p.f("\n")
+}
+
+func (p *printer) candidates(v *trace.Verdict) {
+	if len(v.Candidates) == 0 {
+		return
+	}
+	p.f("Ranks at step %d\n", v.Origin.Step)
+	for i, c := range v.Candidates {
+		if i == 16 {
+			p.f("  ... %d more (see --format json)\n", len(v.Candidates)-i)
+			break
+		}
+		p.f("  rank %-4d %-40s #%-6d %-9s %-4s %s\n", c.Rank, c.Op, c.Index, c.Stage, c.Kind, c.Role)
+	}
+	p.f("\n")
+}
+
+func (p *printer) suppressed(v *trace.Verdict) {
+	if len(v.Suppressed) == 0 {
+		return
+	}
+	p.f("Not counted as origins\n")
+	for i, s := range v.Suppressed {
+		if i == 10 {
+			p.f("  ... %d more (see --format json)\n", len(v.Suppressed)-i)
+			break
+		}
+		p.f("  %-28s %-5s x%-5d steps %-6s ranks %-8s %s\n", s.Op, s.Values, s.Count,
+			dump.FormatRanges(s.Steps), dump.FormatRanges(s.Ranks), s.Reason)
+	}
+	p.f("\n")
+}
+
+func (p *printer) warnings(v *trace.Verdict) {
+	if len(v.Warnings) == 0 {
+		return
+	}
+	p.f("Warnings\n")
+	for i, w := range v.Warnings {
+		if i == 20 {
+			p.f("  ... %d more (see --format json)\n", len(v.Warnings)-i)
+			break
+		}
+		if w.File != "" {
+			p.f("  - %s: %s\n", w.File, w.Message)
+		} else {
+			p.f("  - %s\n", w.Message)
+		}
+	}
+	p.f("\n")
+}
+
+func (p *printer) scanned(v *trace.Verdict) {
+	s := v.Scanned
+	p.f("Read %d files (%s, %d entries): steps %s, ranks %s.\n", s.Files, bytesWord(s.Bytes), s.Entries,
+		dump.FormatRanges(s.Steps), dump.FormatRanges(s.Ranks))
+}
+
+func (p *printer) clean(v *trace.Verdict) {
+	p.f("nanhunt: no NaN or Inf in steps %s (ranks %s).\n\n", dump.FormatRanges(v.Scanned.Steps), dump.FormatRanges(v.Scanned.Ranks))
+	p.list("Next", v.NextSteps)
+}
+
+func bytesWord(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

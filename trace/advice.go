@@ -1,0 +1,89 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// hints are what a NaN or Inf out of a given api usually means.
+var hints = map[string]string{
+	"log":                    "log of zero or of a negative value: clamp the input (x.clamp_min(eps)) or check the data",
+	"log_softmax":            "log of an underflowed probability: use log_softmax on logits rather than log(softmax)",
+	"sqrt":                   "sqrt at 0 has an infinite gradient, and sqrt of a negative value is NaN: add eps inside the sqrt",
+	"rsqrt":                  "rsqrt of zero or of a negative value: add eps",
+	"pow":                    "pow with a fractional exponent of a negative or zero base",
+	"exp":                    "exp overflows above ~88 in float32 (~11 in float16): subtract the max first, or compute in float32",
+	"div":                    "division by zero: add eps to the denominator",
+	"__truediv__":            "division by zero: add eps to the denominator",
+	"__rtruediv__":           "division by zero: add eps to the denominator",
+	"reciprocal":             "reciprocal of zero: add eps",
+	"half":                   "cast to float16 of a value beyond ±65504: keep this tensor in float32 or bfloat16",
+	"to":                     "a cast to a narrower dtype overflowed: keep this tensor in float32 or bfloat16",
+	"softmax":                "softmax of a row that is entirely -inf (a fully masked row) is NaN: make sure every row keeps one unmasked position",
+	"cross_entropy":          "loss of a sample whose logits are not finite, or whose every target is ignored",
+	"layer_norm":             "normalising a tensor with Inf, or a zero variance in low precision: check the input range and eps",
+	"rms_norm":               "normalising a tensor with Inf, or eps too small for the dtype",
+	"npu_rms_norm":           "normalising a tensor with Inf, or eps too small for the dtype",
+	"npu_fusion_attention":   "fused attention overflow: check the scale, the mask, and the input range of q/k",
+	"flash_attention_score":  "fused attention overflow: check the scale, the mask, and the input range of q/k",
+	"addcdiv_":               "Adam update divided by sqrt(v)+eps with eps too small for the dtype, or v non-finite",
+	"all_reduce":             "a float16 sum overflowed during the reduction: reduce in float32, or scale the values first",
+	"reduce_scatter_tensor":  "a float16 sum overflowed during the reduction: reduce in float32, or scale the values first",
+	"_reduce_scatter_base":   "a float16 sum overflowed during the reduction: reduce in float32, or scale the values first",
+}
+
+// advice says what to do after this verdict.
+func (b *builder) advice() []string {
+	o, r := b.v.Origin, b.r
+	var out []string
+	n := dump.ParseName(o.Op)
+	ranks := dump.FormatRanges(o.Ranks)
+	switch {
+	case len(r.sources) == 0 && r.collOrigin == nil:
+		out = append(out, fmt.Sprintf("Dump ranks %s at step %d: the value came from them.", ranks, o.Step))
+	case o.Captured:
+		if h, ok := hints[n.API]; ok {
+			out = append(out, fmt.Sprintf("%s: %s.", o.Op, h))
+		}
+		out = append(out, fmt.Sprintf(
+			"Reproduce it alone: dump real tensors of step %d, rank %s with msprobe task \"tensor\", \"list\": [%q], then re-run %s on the saved inputs.",
+			o.Step, ranks, n.Op(), n.Op()))
+		if n.Dir == dump.Backward {
+			out = append(out, fmt.Sprintf("It happened in the backward of %s: the forward call %s had finite values, so look at its gradient formula at those inputs.", n.Op(), n.ForwardName()))
+		}
+		if o.Tie {
+			out = append(out, fmt.Sprintf("Compare what ranks %s had that the others did not at step %d (their batch, their experts, their shard).", ranks, o.Step))
+		}
+	default:
+		iv := o.Interval
+		if iv != nil && iv.After != nil {
+			out = append(out, fmt.Sprintf("The value was made between %s and %s, by code the dump does not cover.", iv.After.Op, iv.Before.Op))
+		}
+		if iv != nil && len(iv.Uncovered) > 0 {
+			var where []string
+			for _, f := range iv.Uncovered {
+				where = append(where, fmt.Sprintf("%s (%s:%d)", f.Func, f.File, f.Line))
+			}
+			out = append(out, "Register the functions there for collection with debugger.register_custom_api(module, \"name\", api_prefix=...): "+strings.Join(where, ", ")+".")
+		}
+		out = append(out, "Dump again with \"level\": \"mix\" and \"risk_level\": \"ALL\" so that calls msprobe filters by default (casts, views, clamp) are recorded.")
+		if o.Stage == "optimizer" {
+			out = append(out, fmt.Sprintf("The first call that shows it reads a weight: step %d's weights were already non-finite, so the update at the end of step %d made them. Dump step %d with the optimizer's calls.", o.Step, o.Step-1, o.Step-1))
+		}
+	}
+	if len(r.unrecorded) > 0 {
+		out = append(out, fmt.Sprintf("Ranks %s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", dump.FormatRanges(r.unrecorded)))
+	}
+	return out
+}
+
+// cleanAdvice is for a dump without any anomaly.
+func cleanAdvice(m *modeResult) []string {
+	out := []string{}
+	if len(m.scanned) > 0 {
+		out = append(out, fmt.Sprintf("No NaN or Inf in steps %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
+	}
+	return out
+}

@@ -1,0 +1,329 @@
+package trace
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// verdict turns a mode's analysis into the answer.
+func (m *modeResult) verdict() *Verdict {
+	v := &Verdict{
+		Schema:     Schema,
+		Spread:     []Hop{},
+		Candidates: []Candidate{},
+		Warnings:   append([]Warning{}, m.warnings...),
+		Suppressed: m.supp.list(),
+		NextSteps:  []string{},
+		Scanned: Scanned{
+			Steps: m.scanned, Files: m.files, Bytes: m.bytes, Entries: m.entries,
+			NotScanned: m.notScanned, Mode: m.mode,
+		},
+	}
+	if v.Scanned.NotScanned == nil {
+		v.Scanned.NotScanned = []int{}
+	}
+	ranks := map[int]bool{}
+	r := m.hit
+	if r == nil {
+		if m.prev != nil {
+			for _, rank := range m.prev.ranks {
+				ranks[rank] = true
+			}
+		}
+		v.Scanned.Ranks = setList(ranks)
+		v.NextSteps = cleanAdvice(m)
+		return v
+	}
+	for _, rank := range r.ranks {
+		ranks[rank] = true
+	}
+	v.Scanned.Ranks = setList(ranks)
+	step := r.step
+	v.Scanned.StoppedAt = &step
+	v.Anomaly = true
+
+	b := &builder{m: m, r: r, v: v}
+	b.origin()
+	b.spread()
+	b.candidates()
+	b.judge()
+	return v
+}
+
+type builder struct {
+	m    *modeResult
+	r    *stepResult
+	v    *Verdict
+	main int       // the rank whose view the origin details come from
+	side *rankFiles // its stack.json and construct.json
+	root *event
+}
+
+func (b *builder) origin() {
+	r, v := b.r, b.v
+	o := &Origin{Step: r.step, Ranks: []int{}, Chain: []string{}, Reasons: []string{}}
+	v.Origin = o
+	switch {
+	case len(r.sources) > 0:
+		o.Ranks = append(o.Ranks, r.sources...)
+		b.main = r.sources[0]
+		for _, rank := range r.sources {
+			if l := r.locals[rank]; l.role == roleBirth || l.role == roleFlagged {
+				b.main = rank
+				break
+			}
+		}
+		l := r.locals[b.main]
+		b.root = l.root
+		o.Tie = len(r.sources) > 1
+		o.Captured = l.role == roleBirth || l.role == roleFlagged
+		o.Kind = kindName(l.kind, l.role == roleFlagged)
+		if l.firstNaN != nil && l.firstNaN != l.root {
+			v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
+		}
+	case r.collOrigin != nil:
+		h := r.collOrigin
+		o.Ranks = append(o.Ranks, h.to...)
+		sort.Ints(o.Ranks)
+		b.main = o.Ranks[0]
+		l := r.locals[b.main]
+		b.root = l.first
+		o.Captured, o.Collective = true, true
+		o.Kind = kindName(l.kind, false)
+		if l.firstNaN != nil && l.firstNaN != l.root {
+			v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
+		}
+	default:
+		// Only receivers: whoever sent it was not read.
+		var h *hop
+		for _, x := range r.hops {
+			if len(x.from) == 0 {
+				h = x
+				break
+			}
+		}
+		if h == nil {
+			h = r.hops[0]
+		}
+		o.Ranks = append(o.Ranks, h.missing...)
+		b.main = h.to[0]
+		l := r.locals[b.main]
+		b.root = l.first
+		o.Kind = kindName(l.kind, false)
+	}
+	o.Op = b.root.name
+	s := r.scans[b.main]
+	o.Stage = s.stage(b.root)
+
+	names := []string{b.root.name}
+	if lf := r.locals[b.main].first; lf != nil {
+		names = append(names, lf.name)
+		if lf.prevCleanName != "" {
+			names = append(names, lf.prevCleanName)
+		}
+	}
+	b.side = readSideFiles(s.dir, names)
+	v.Warnings = append(v.Warnings, b.side.warnings...)
+	if b.side.construct != nil {
+		if c := b.side.construct.Chain(b.root.name); len(c) > 0 {
+			o.Chain = c
+		}
+		if b.side.construct.InUpdate(b.root.name) {
+			o.Stage = "optimizer"
+		}
+	}
+	frames := b.side.stackOf(b.root.name)
+	if uf := userFrames(frames); len(uf) > 0 {
+		o.Code = &uf[0]
+		o.Stack = uf
+	}
+	if e, err := readEntry(s.dir.Dump, b.root.offset, b.root.end); err == nil {
+		o.Inputs, o.Outputs = tensorStats(e)
+	} else {
+		v.Warnings = append(v.Warnings, Warning{File: s.dir.Dump, Message: err.Error()})
+	}
+	if !o.Captured && !o.Collective {
+		b.interval()
+	}
+}
+
+// interval brackets an origin that was not captured.
+func (b *builder) interval() {
+	o := b.v.Origin
+	first := b.r.locals[b.main].first
+	iv := &Interval{Before: OpRef{Step: b.r.step, Rank: b.main, Op: first.name}, Uncovered: []dump.Frame{}}
+	after := b.side.stackOf(first.name)
+	if uf := userFrames(after); len(uf) > 0 {
+		iv.Code = &uf[0]
+	}
+	if first.prevClean >= 0 {
+		iv.After = &OpRef{Step: b.r.step, Rank: b.main, Op: first.prevCleanName}
+		before := b.side.stackOf(first.prevCleanName)
+		if uf := userFrames(before); len(uf) > 0 {
+			iv.AfterCode = &uf[0]
+		}
+		if len(after) > 0 {
+			iv.Uncovered = uncovered(after, before)
+		}
+	} else if len(after) > 0 {
+		iv.Uncovered = userFrames(after)
+	}
+	o.Interval = iv
+	if first.param != 0 || (first.dir == dump.Forward && first.gradIn != 0 && first.prevClean < 0) {
+		o.Stage = "optimizer"
+	}
+}
+
+func (b *builder) spread() {
+	r, v := b.r, b.v
+	toHop := func(h *hop) Hop {
+		x := Hop{Step: r.step, Op: h.op, FromRanks: append([]int{}, h.from...), ToRanks: append([]int{}, h.to...)}
+		sort.Ints(x.ToRanks)
+		if len(h.missing) > 0 {
+			x.Unread = h.missing
+		}
+		return x
+	}
+	for _, h := range r.hops {
+		if h == r.collOrigin {
+			continue
+		}
+		v.Spread = append(v.Spread, toHop(h))
+	}
+	if c := r.carrier(); c != nil && c != r.collOrigin {
+		x := toHop(c)
+		v.Carrier = &x
+	}
+}
+
+func (b *builder) candidates() {
+	r, v := b.r, b.v
+	src := map[int]bool{}
+	for _, s := range r.sources {
+		src[s] = true
+	}
+	unrec := map[int]bool{}
+	for _, u := range r.unrecorded {
+		unrec[u] = true
+	}
+	for _, rank := range r.ranks {
+		l := r.locals[rank]
+		if l.first == nil {
+			continue
+		}
+		s := r.scans[rank]
+		role := ""
+		switch {
+		case src[rank] && (l.role == roleBirth || l.role == roleFlagged):
+			role = "origin"
+		case src[rank]:
+			role = "origin, not captured (its inputs already held it)"
+		case unrec[rank]:
+			role = "received through a path the dump does not record"
+		case l.role == roleReceived && r.collOrigin != nil && s.collOf(l.first).key == r.collOrigin.key:
+			role = "origin: the collective made it from clean inputs"
+		case l.role == roleReceived:
+			role = "received through " + s.collOf(l.first).name
+		default:
+			role = "not captured"
+		}
+		v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: l.root.name, Index: l.root.index,
+			Stage: s.stage(l.root), Kind: kindName(l.kind, l.role == roleFlagged), Role: role})
+		n := 0
+		for _, bt := range l.births {
+			if bt == l.root || bt.index < l.root.index || n >= 3 || !s.isSevere(bt) {
+				continue
+			}
+			n++
+			v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: bt.name, Index: bt.index,
+				Stage: s.stage(bt), Kind: kindName(bt.birth, false), Role: "later birth on the same rank"})
+		}
+	}
+}
+
+// judge sets the confidence, its reasons, and what to do next.
+func (b *builder) judge() {
+	o, r, v := b.v.Origin, b.r, b.v
+	level := 3 // high
+	lower := func(to int, reason string) {
+		level = min(level, to)
+		o.Reasons = append(o.Reasons, reason)
+	}
+	l := r.locals[b.main]
+	switch {
+	case len(r.sources) == 0 && r.collOrigin == nil:
+		lower(1, "the ranks that sent it were not read (not dumped, or damaged); the origin is among them")
+	case !o.Captured:
+		lower(1, "the origin is not in the dump: the first call that shows it already had it in its inputs")
+	case o.Collective:
+		o.Reasons = append(o.Reasons, fmt.Sprintf("%s received clean inputs on every rank and returned non-finite values: the collective itself made them (for example a float16 sum that overflows)", o.Op))
+	default:
+		o.Reasons = append(o.Reasons, fmt.Sprintf("%s on rank %d turned inputs without %s into outputs with %s", o.Op, b.main, o.Kind, o.Kind))
+	}
+	if l.promoted {
+		lower(2, fmt.Sprintf("the anomaly grew from -inf made by %s; -inf is also used for masks, so this link is a judgement", o.Op))
+	}
+	if o.Tie {
+		lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", dump.FormatRanges(o.Ranks)))
+		ops := map[string]bool{}
+		for _, s := range r.sources {
+			ops[r.locals[s].root.name] = true
+		}
+		if len(ops) > 1 {
+			o.Reasons = append(o.Reasons, "the tied ranks made it at different calls; each is listed under candidates")
+		}
+	}
+	if o.Kind == "overflow" {
+		lower(2, "nan_check dumps record only the NPU overflow flag: NaN and Inf cannot be told apart, and the flag can report an intermediate overflow whose output is finite")
+	}
+	if len(r.unrecorded) > 0 {
+		lower(2, fmt.Sprintf("ranks %s first show it in inputs later in the step, with no recorded collective bringing it (DDP's bucket all-reduce and other C++ collectives are not hooked by msprobe)", dump.FormatRanges(r.unrecorded)))
+	}
+	var damaged, missing []int
+	for _, rank := range r.ranks {
+		if s := r.scans[rank]; s.damage != nil || s.openErr != nil {
+			damaged = append(damaged, rank)
+		}
+	}
+	if len(damaged) > 0 {
+		to := 2
+		if s := r.scans[b.main]; s.damage != nil && s.entries <= b.root.index+1 {
+			to = 1
+		}
+		lower(to, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
+	}
+	if b.m.prev == nil && r.step > 0 && len(b.m.scanned) == 1 && !o.Captured {
+		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
+	}
+	if max := maxRank(r.ranks); len(r.ranks) < max+1 {
+		for rk := 0; rk <= max; rk++ {
+			if _, ok := r.scans[rk]; !ok {
+				missing = append(missing, rk)
+			}
+		}
+		lower(2, fmt.Sprintf("ranks %s of step %d were not dumped: one of them may have made it first", dump.FormatRanges(missing), r.step))
+	}
+	if c := b.v.Carrier; c != nil {
+		for _, rank := range r.ranks {
+			if cl := r.locals[rank]; cl.role == roleReceived && r.scans[rank].collOf(cl.first).named {
+				o.Reasons = append(o.Reasons, "collective groups were not recorded (older msprobe, or the default group): calls were paired by entry name")
+				break
+			}
+		}
+	}
+	if s := r.scans[b.main]; s.tensors > 0 && s.statless*2 >= s.entries {
+		lower(2, "most calls of the origin rank have no Max/Min statistics")
+	}
+	o.Confidence = [...]string{"low", "low", "medium", "high"}[level]
+	v.NextSteps = b.advice()
+}
+
+func maxRank(ranks []int) int {
+	m := -1
+	for _, r := range ranks {
+		m = max(m, r)
+	}
+	return m
+}

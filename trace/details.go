@@ -1,0 +1,147 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// readEntry reads one entry again, with every detail, from its byte range.
+func readEntry(file string, offset, end int64) (*dump.Entry, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if end <= offset || end-offset > 1<<30 {
+		return nil, fmt.Errorf("%s: bad entry range %d-%d", file, offset, end)
+	}
+	body := io.NewSectionReader(f, offset, end-offset)
+	r := dump.NewReader(io.MultiReader(strings.NewReader(`{"data":{`), body, strings.NewReader(`}}`)),
+		dump.ReaderOptions{Details: true, WindowSize: 64 << 10})
+	if !r.Next() {
+		if err := r.Err(); err != nil {
+			return nil, fmt.Errorf("%s: re-reading offset %d: %w", file, offset, err)
+		}
+		return nil, fmt.Errorf("%s: no entry at offset %d", file, offset)
+	}
+	e := *r.Entry()
+	return &e, nil
+}
+
+// tensorStats turns an entry's tensors into report rows, inputs and outputs
+// apart.
+func tensorStats(e *dump.Entry) (in, out []TensorStat) {
+	for i := range e.Tensors {
+		t := &e.Tensors[i]
+		ts := TensorStat{
+			Slot:  t.Field.String() + "." + t.Slot,
+			Dtype: t.Dtype,
+			Shape: t.Shape,
+			Max:   num(t.Max), Min: num(t.Min), Mean: num(t.Mean), Norm: num(t.Norm),
+			Holds: t.Class().String(),
+		}
+		if t.Field == dump.ParamGrads {
+			ts.Slot = t.Slot
+		}
+		if !t.HasStats() {
+			ts.Holds = "unknown"
+		}
+		if ts.Shape == nil {
+			ts.Shape = []int{}
+		}
+		if t.Field == dump.Output || t.Field == dump.ParamGrads {
+			out = append(out, ts)
+		} else {
+			in = append(in, ts)
+		}
+	}
+	return in, out
+}
+
+func num(s dump.Stat) Number {
+	if s.Kind != dump.StatNumber && s.Kind != dump.StatBool {
+		return Number{}
+	}
+	return Number{Value: s.Value, Valid: true}
+}
+
+// rankFiles holds what was read from a rank's side files.
+type rankFiles struct {
+	stacks    map[string][]dump.Frame
+	construct dump.Construct
+	warnings  []Warning
+}
+
+// readSideFiles reads stack.json and construct.json of a rank folder for the
+// given entry names; missing or damaged files become warnings.
+func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
+	rf := &rankFiles{}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[dump.ParseName(n).ForwardName()] = true
+	}
+	if rd.Stack == "" {
+		rf.warnings = append(rf.warnings, Warning{File: rd.Dir, Message: "no stack.json: the code line is unknown"})
+	} else if f, err := os.Open(rd.Stack); err != nil {
+		rf.warnings = append(rf.warnings, Warning{File: rd.Stack, Message: err.Error()})
+	} else {
+		rf.stacks, err = dump.ReadStacks(f, want)
+		f.Close()
+		if err != nil {
+			rf.warnings = append(rf.warnings, Warning{File: rd.Stack, Message: "damaged: " + err.Error() + "; the stacks before the damage were used"})
+		}
+	}
+	if rd.Construct == "" {
+		rf.warnings = append(rf.warnings, Warning{File: rd.Dir, Message: "no construct.json: the module chain is unknown"})
+	} else if f, err := os.Open(rd.Construct); err != nil {
+		rf.warnings = append(rf.warnings, Warning{File: rd.Construct, Message: err.Error()})
+	} else {
+		rf.construct, err = dump.ReadConstruct(f)
+		f.Close()
+		if err != nil {
+			rf.warnings = append(rf.warnings, Warning{File: rd.Construct, Message: "damaged: " + err.Error() + "; the parents before the damage were used"})
+		}
+	}
+	return rf
+}
+
+// stackOf returns the frames of a call (a backward call takes its forward's).
+func (rf *rankFiles) stackOf(name string) []dump.Frame {
+	if rf == nil || rf.stacks == nil {
+		return nil
+	}
+	return rf.stacks[dump.ParseName(name).ForwardName()]
+}
+
+// userFrames keeps the frames of the user's code, innermost first.
+func userFrames(frames []dump.Frame) []dump.Frame {
+	var out []dump.Frame
+	for _, f := range frames {
+		if f.File != "" && !f.IsLibrary() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// uncovered lists the user frames of the later call that the earlier call's
+// stack does not share: the code entered between the two.
+func uncovered(before, after []dump.Frame) []dump.Frame {
+	b, a := userFrames(before), userFrames(after)
+	// drop the common outer part
+	i, j := len(b)-1, len(a)-1
+	for i >= 0 && j >= 0 && b[i].File == a[j].File && b[i].Func == a[j].Func {
+		i--
+		j--
+	}
+	out := append([]dump.Frame(nil), b[:i+1]...)
+	if i+1 < len(b) {
+		// the innermost shared function: the lines between the two calls
+		out = append(out, b[i+1])
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// Options says what to analyse.
+type Options struct {
+	// Path is a dump_path, a step folder, a rank folder or a dump.json.
+	Path string
+	// Steps and Ranks restrict the analysis; nil means all.
+	Steps, Ranks map[int]bool
+	// Rules are added to BuiltinRules.
+	Rules []Rule
+	// Jobs bounds how many files are read at once (0: one per CPU).
+	Jobs int
+}
+
+// Run analyses a dump and returns the verdict. It fails only when there is
+// nothing it can read; damaged or missing files become warnings.
+func Run(ctx context.Context, opt Options) (*Verdict, error) {
+	layout, err := dump.Discover(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []dump.RankDir
+	for _, d := range layout.Dirs {
+		if (opt.Steps == nil || opt.Steps[d.Step]) && (opt.Ranks == nil || opt.Ranks[d.Rank]) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks", opt.Path)
+	}
+	rules := append(BuiltinRules(), opt.Rules...)
+	jobs := opt.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+
+	var best *modeResult
+	for _, mode := range layout.Modes() {
+		var md []dump.RankDir
+		for _, d := range dirs {
+			if d.Mode == mode {
+				md = append(md, d)
+			}
+		}
+		if len(md) == 0 {
+			continue
+		}
+		res, err := analyseMode(ctx, mode, md, rules, jobs)
+		if err != nil {
+			return nil, err
+		}
+		if best == nil || res.earlierThan(best) {
+			best = res
+		}
+	}
+	if best.readable == 0 {
+		return nil, fmt.Errorf("%s: no dump.json could be read", opt.Path)
+	}
+	v := best.verdict()
+	for _, w := range layout.Warnings {
+		v.Warnings = append(v.Warnings, Warning{Message: w})
+	}
+	if len(layout.Modes()) > 1 {
+		v.Warnings = append(v.Warnings, Warning{Message: fmt.Sprintf(
+			"the dump has %d execution modes (%v); each was analysed on its own and the verdict is from %q",
+			len(layout.Modes()), layout.Modes(), best.mode)})
+	}
+	return v, nil
+}
+
+// modeResult is the analysis of one execution mode's steps.
+type modeResult struct {
+	mode       string
+	steps      []int
+	scanned    []int
+	notScanned []int
+	hit        *stepResult // the first anomalous step
+	prev       *stepResult // the step scanned before it
+	files      int
+	readable   int
+	bytes      int64
+	entries    int64
+	warnings   []Warning
+	supp       *suppressions
+}
+
+func (m *modeResult) earlierThan(o *modeResult) bool {
+	switch {
+	case m.hit == nil:
+		return false
+	case o.hit == nil:
+		return true
+	}
+	return m.hit.step < o.hit.step
+}
+
+// analyseMode reads the steps in order, all ranks of a step in parallel,
+// and stops at the first step with an anomaly.
+func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int) (*modeResult, error) {
+	byStep := map[int][]dump.RankDir{}
+	m := &modeResult{mode: mode, supp: newSuppressions()}
+	for _, d := range dirs {
+		if byStep[d.Step] == nil {
+			m.steps = append(m.steps, d.Step)
+		}
+		byStep[d.Step] = append(byStep[d.Step], d)
+	}
+	sort.Ints(m.steps)
+	for i, step := range m.steps {
+		scans, err := scanStep(ctx, byStep[step], rules, jobs)
+		if err != nil {
+			return nil, err
+		}
+		m.scanned = append(m.scanned, step)
+		for _, s := range scans {
+			m.account(s)
+		}
+		res := analyseStep(step, mode, scans)
+		m.supp.addStep(res)
+		if res.anomalous {
+			m.hit = res
+			m.notScanned = append(m.notScanned, m.steps[i+1:]...)
+			break
+		}
+		m.prev = res
+	}
+	return m, nil
+}
+
+// scanStep reads every rank of one step, jobs files at a time.
+func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int) (map[int]*rankScan, error) {
+	out := make([]*rankScan, len(dirs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	for i, d := range dirs {
+		g.Go(func() error {
+			out[i] = scanRank(gctx, d, newRuleSet(rules))
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	scans := map[int]*rankScan{}
+	for _, s := range out {
+		scans[s.dir.Rank] = s
+	}
+	return scans, nil
+}
+
+// account adds a scan's size and problems to the totals.
+func (m *modeResult) account(s *rankScan) {
+	m.files++
+	m.bytes += s.bytes
+	m.entries += int64(s.entries)
+	file := s.dir.Dump
+	switch {
+	case s.openErr != nil:
+		m.warnings = append(m.warnings, Warning{File: file, Message: "unreadable: " + s.openErr.Error()})
+		return
+	case s.damage != nil:
+		off := s.damage.Offset
+		msg := fmt.Sprintf("%v; the %d entries before it were analysed", s.damage, s.entries)
+		if s.entries == 0 {
+			msg = fmt.Sprintf("%v; nothing could be read", s.damage)
+		}
+		m.warnings = append(m.warnings, Warning{File: file, Offset: &off, Message: msg})
+	}
+	if s.entries > 0 || s.damage == nil {
+		m.readable++
+	}
+	if s.tensors > 0 && s.statless > 0 && s.statless*2 >= s.entries {
+		m.warnings = append(m.warnings, Warning{File: file, Message: fmt.Sprintf(
+			"%d of %d calls have no Max/Min statistics (summary_mode xor or md5-only, or empty tensors): NaN/Inf cannot be decided for them",
+			s.statless, s.entries)})
+	}
+	if s.dropped > 0 {
+		m.warnings = append(m.warnings, Warning{File: file, Message: fmt.Sprintf(
+			"%d further calls with non-finite values were not kept in detail (limits per file)", s.dropped)})
+	}
+}

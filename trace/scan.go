@@ -1,0 +1,220 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// event is a call that holds non-finite values, as a rank scan keeps it.
+type event struct {
+	index       int
+	name        string
+	offset, end int64
+	dir         dump.Direction
+	module      bool
+	collIdx     int // index in rankScan.colls for collectives; -1 otherwise
+	facts
+	flagged bool // nan_check: the overflow flag was raised
+
+	prevClean     int    // index of the last earlier call whose outputs were finite; -1
+	prevCleanName string //
+	prevCleanOff  [2]int64
+	legitNeg      int // index of the latest legitimate -inf source before it; -1
+}
+
+// Caps on what one rank scan keeps, so memory does not grow with the file.
+const (
+	maxSevereEvents = 256
+	maxNegEvents    = 1024
+	maxCollEvents   = 4096
+	maxSuppressKeys = 256
+)
+
+// rankScan is what one dump.json says, reduced to what the analysis needs.
+type rankScan struct {
+	dir        dump.RankDir
+	header     dump.Header
+	entries    int
+	bytes      int64
+	openErr    error
+	damage     *dump.FormatError
+	lastBwd    int
+	seenBwd    bool
+	events     []event
+	colls      []collEvent
+	collCount  int
+	suppressed []suppression
+	supIndex   map[suppressKey]int
+	tensors    int
+	statless   int // calls whose tensors had no Max/Min
+	flagged    int // nan_check: calls with the overflow flag
+	nanCheck   bool
+	dropped    int
+	severeKept int
+	negKept    int
+}
+
+type suppressKey struct {
+	op, reason string
+	values     dump.Class
+}
+
+// suppression is a group of calls an exclusion rule changed.
+type suppression struct {
+	suppressKey
+	first string // first entry name
+	count int
+	birth bool
+}
+
+// scanRank reads one rank's dump.json.
+func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
+	s := &rankScan{dir: rd, lastBwd: -1, supIndex: map[suppressKey]int{}}
+	f, err := os.Open(rd.Dump)
+	if err != nil {
+		s.openErr = err
+		return s
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil {
+		s.bytes = info.Size()
+	}
+	rd2 := dump.NewReader(f, dump.ReaderOptions{})
+	seen := map[string]int{}
+	prevClean, prevName := -1, ""
+	var prevOff [2]int64
+	legitNeg := -1
+	for rd2.Next() {
+		if s.entries&1023 == 0 && ctx.Err() != nil {
+			s.openErr = ctx.Err()
+			return s
+		}
+		e := rd2.Entry()
+		s.entries++
+		n := dump.ParseName(e.Name)
+		if n.Dir == dump.Backward || n.Dir == dump.ParamGrad {
+			s.lastBwd = e.Index
+			s.seenBwd = true
+		}
+		if e.IsNaN >= 0 {
+			s.nanCheck = true
+		}
+		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
+			prevCleanOff: prevOff, legitNeg: legitNeg, flagged: e.IsNaN == 1}
+		keep := false
+		var outClean bool
+		if n.IsDistributed() {
+			ce := readCollective(e, n, s.dir.Rank, seen)
+			if ce.ignored != 0 {
+				s.suppress(n.Op(), "receive buffer: holds whatever was there before the call", ce.ignored, e.Name, false)
+			}
+			outClean = ce.dest == 0
+			if ce.send|ce.dest != 0 && len(s.colls) < maxCollEvents {
+				ev.collIdx = len(s.colls)
+				s.colls = append(s.colls, ce)
+				keep = true
+			}
+			s.collCount++
+		} else {
+			ev.facts = classify(e, n, rules)
+			s.tensors += ev.tensors
+			if ev.statless {
+				s.statless++
+			}
+			for _, h := range ev.suppress {
+				if h.birth || h.input {
+					s.suppress(n.Op(), h.reason, h.values, e.Name, h.birth)
+				}
+				if h.birth && h.values&dump.NegInf != 0 {
+					legitNeg = e.Index
+				}
+			}
+			if ev.negConst {
+				legitNeg = e.Index
+			}
+			outClean = ev.out == 0
+			keep = s.keepEvent(&ev, n)
+		}
+		if ev.flagged {
+			s.flagged++
+			keep = true
+		}
+		if keep {
+			ev.name = e.Name
+			ev.offset, ev.end = e.Offset, e.End
+			s.events = append(s.events, ev)
+		} else if ev.in|ev.out|ev.birth != 0 {
+			s.dropped++
+		}
+		if e.HasOutput && outClean {
+			prevClean, prevName, prevOff = e.Index, e.Name, [2]int64{e.Offset, e.End}
+		}
+	}
+	if err := rd2.Err(); err != nil {
+		var fe *dump.FormatError
+		if errors.As(err, &fe) {
+			s.damage = fe
+		} else {
+			s.openErr = err
+		}
+	}
+	s.header = rd2.Header()
+	if s.header.Task == "nan_check" {
+		s.nanCheck = true
+	}
+	return s
+}
+
+// keepEvent decides whether a non-collective call is worth remembering.
+func (s *rankScan) keepEvent(ev *event, n dump.Name) bool {
+	all := ev.in | ev.out | ev.birth
+	if all == 0 {
+		return false
+	}
+	severe := all&(dump.NaN|dump.PosInf) != 0 || n.Dir == dump.Backward || n.Dir == dump.ParamGrad || ev.param != 0
+	if severe {
+		if s.severeKept < maxSevereEvents {
+			s.severeKept++
+			return true
+		}
+		return false
+	}
+	// -inf only, in a forward call. Before any backward call it is either a
+	// mask flowing on (not kept) or a new -inf (kept as a weak candidate);
+	// after one it may be the optimizer's, decided at the end.
+	if (ev.birth != 0 || s.seenBwd) && s.negKept < maxNegEvents {
+		s.negKept++
+		return true
+	}
+	return false
+}
+
+func (s *rankScan) suppress(op, reason string, values dump.Class, entry string, birth bool) {
+	k := suppressKey{op: op, reason: reason, values: values}
+	if i, ok := s.supIndex[k]; ok {
+		s.suppressed[i].count++
+		s.suppressed[i].birth = s.suppressed[i].birth || birth
+		return
+	}
+	if len(s.suppressed) >= maxSuppressKeys {
+		return
+	}
+	s.supIndex[k] = len(s.suppressed)
+	s.suppressed = append(s.suppressed, suppression{suppressKey: k, first: entry, count: 1, birth: birth})
+}
+
+// collOf returns the collective of an event, or nil.
+func (s *rankScan) collOf(ev *event) *collEvent {
+	if ev.collIdx >= 0 {
+		return &s.colls[ev.collIdx]
+	}
+	return nil
+}
+
+func (s *rankScan) label() string {
+	return fmt.Sprintf("step %d rank %d", s.dir.Step, s.dir.Rank)
+}
