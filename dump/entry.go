@@ -115,10 +115,10 @@ type Arg struct {
 	Key   string
 	Slot  string // set only with details
 
-	Type  string // "int", "float", "str", "torch.ProcessGroup", "torch.distributed.P2POp", ...
-	Num   Stat   // numeric value (Kind StatNumber/StatBool); Class set when not finite
-	Str   string // string value (kept for short strings)
-	Null  bool   // the value was null: for a "group" kwarg, a group that was not recorded
+	Type string // "int", "float", "str", "torch.ProcessGroup", "torch.distributed.P2POp", ...
+	Num  Stat   // numeric value (Kind StatNumber/StatBool); Class set when not finite
+	Str  string // string value (kept for short strings)
+	Null bool   // the value was null: for a "group" kwarg, a group that was not recorded
 
 	GroupRanks []int  // process group ranks
 	GroupID    string // process group id

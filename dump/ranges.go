@@ -41,21 +41,27 @@ func ParseRanges(s string) (map[int]bool, error) {
 	return set, nil
 }
 
-// FormatRanges writes sorted integers compactly: [0 1 2 5 7 8] -> "0-2,5,7-8".
+// FormatRanges writes integers compactly, sorted: [0 1 2 5 7 8] -> "0-2,5,7,8".
 func FormatRanges(v []int) string {
 	s := append([]int(nil), v...)
 	sort.Ints(s)
+	s = uniqInts(s)
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		j := i
-		for j+1 < len(s) && s[j+1] <= s[j]+1 {
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
 			j++
 		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(strconv.Itoa(s[i]))
-		if s[j] != s[i] {
+		switch {
+		case s[j] == s[i]:
+		case j == i+1 && s[j] == s[i]+1:
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(s[j]))
+		default:
 			b.WriteByte('-')
 			b.WriteString(strconv.Itoa(s[j]))
 		}

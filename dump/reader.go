@@ -137,11 +137,23 @@ func (r *Reader) Next() bool {
 	return true
 }
 
+// structErr is valid JSON in a shape dump.json never has.
+type structErr struct {
+	offset int64
+	msg    string
+}
+
+func (e *structErr) Error() string { return e.msg }
+
 func (r *Reader) fail(err error, entry string) {
 	var se *jsonlex.SyntaxError
+	var st *structErr
 	off := r.lx.InputOffset()
-	if errors.As(err, &se) {
+	switch {
+	case errors.As(err, &se):
 		off = se.Offset
+	case errors.As(err, &st):
+		off = st.offset
 	}
 	r.err = &FormatError{Offset: off, Entry: entry, Err: err}
 }
@@ -153,7 +165,7 @@ func (r *Reader) readUntilData() error {
 		return err
 	}
 	if tok.Kind != jsonlex.ObjectStart {
-		return fmt.Errorf("dump.json starts with %v, want an object", tok.Kind)
+		return &structErr{tok.Offset, fmt.Sprintf("dump.json starts with %v, want an object", tok.Kind)}
 	}
 	for {
 		tok, err := r.lx.Next()
@@ -176,7 +188,7 @@ func (r *Reader) readUntilData() error {
 			case jsonlex.Null:
 				continue // "data": null, as an empty dump
 			}
-			return fmt.Errorf("\"data\" is %v, want an object", tok.Kind)
+			return &structErr{tok.Offset, fmt.Sprintf("\"data\" is %v, want an object", tok.Kind)}
 		}
 		if err := r.headerValue(string(tok.Bytes)); err != nil {
 			return err
@@ -206,7 +218,7 @@ func (r *Reader) expectEOF() error {
 		return err
 	}
 	if tok.Kind != jsonlex.EOF {
-		return fmt.Errorf("unexpected %v after the top-level object", tok.Kind)
+		return &structErr{tok.Offset, fmt.Sprintf("unexpected %v after the top-level object", tok.Kind)}
 	}
 	return nil
 }
@@ -326,10 +338,9 @@ func (r *Reader) readIsNaN() error {
 	}
 	switch tok.Kind {
 	case jsonlex.Number:
-		if string(tok.Bytes) == "0" {
+		r.e.IsNaN = 1
+		if v, err := strconv.ParseFloat(string(tok.Bytes), 64); err == nil && v == 0 {
 			r.e.IsNaN = 0
-		} else {
-			r.e.IsNaN = 1
 		}
 	case jsonlex.True:
 		r.e.IsNaN = 1
@@ -474,6 +485,7 @@ func (r *Reader) object(loc slotLoc) error {
 			continue
 		case "Max", "Min", "Mean", "Norm":
 			o.tensorKeys = true
+			which := key[1] // key is only valid until the next token
 			tok, err := r.lx.Next()
 			if err != nil {
 				return err
@@ -485,7 +497,7 @@ func (r *Reader) object(loc slotLoc) error {
 				continue
 			}
 			st := r.stat(tok)
-			switch key[1] {
+			switch which {
 			case 'a':
 				o.max = st
 			case 'i':
@@ -557,6 +569,13 @@ func (r *Reader) object(loc slotLoc) error {
 		case "op":
 			if o.classType != "" {
 				if o.op, err = r.shortString(); err != nil {
+					return err
+				}
+				continue
+			}
+		case "tag":
+			if o.classType != "" {
+				if err := r.lx.SkipValue(); err != nil {
 					return err
 				}
 				continue

@@ -56,7 +56,7 @@ type builder struct {
 	m    *modeResult
 	r    *stepResult
 	v    *Verdict
-	main int       // the rank whose view the origin details come from
+	main int        // the rank whose view the origin details come from
 	side *rankFiles // its stack.json and construct.json
 	root *event
 }
@@ -171,9 +171,37 @@ func (b *builder) interval() {
 		iv.Uncovered = userFrames(after)
 	}
 	o.Interval = iv
-	if first.param != 0 || (first.dir == dump.Forward && first.gradIn != 0 && first.prevClean < 0) {
+	switch {
+	case first.param != 0:
 		o.Stage = "optimizer"
+		o.Reasons = append(o.Reasons, fmt.Sprintf("%s reads module parameters that already hold it: the update at the end of step %d wrote them", first.name, b.r.step-1))
+	case b.replicated():
+		o.Stage = "optimizer"
+		o.Tie = false
+		o.Reasons = append(o.Reasons, fmt.Sprintf("every rank first shows it at %s, in an input that requires grad: weights replicated on all ranks already held it, so the update at the end of step %d wrote them", first.name, b.r.step-1))
 	}
+}
+
+// replicated reports whether every rank first shows the anomaly at the same
+// forward call, in an input that requires grad: the mark of weights that
+// data-parallel ranks share, not of one rank's data.
+func (b *builder) replicated() bool {
+	if len(b.r.ranks) < 2 {
+		return false
+	}
+	name := ""
+	for _, rank := range b.r.ranks {
+		l := b.r.locals[rank]
+		if l.first == nil || l.role != roleInherited || l.first.dir != dump.Forward || l.first.gradIn == 0 {
+			return false
+		}
+		if name == "" {
+			name = l.first.name
+		} else if l.first.name != name {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) spread() {

@@ -4,14 +4,14 @@ import "github.com/nanhunt/nanhunt/dump"
 
 // facts is what one call's statistics say, after the rules.
 type facts struct {
-	in, out   dump.Class // non-finite values in the inputs and outputs
-	birth     dump.Class // kinds in the output that no input holds
-	param     dump.Class // held by a module's parameters
-	gradIn    dump.Class // held by inputs that require grad
-	negConst  bool       // a -inf constant argument: a legitimate -inf source
-	statless  bool       // tensors were recorded, none with Max/Min
-	tensors   int
-	suppress  []suppressHit
+	in, out  dump.Class // non-finite values in the inputs and outputs
+	birth    dump.Class // kinds in the output that no input holds
+	param    dump.Class // held by a module's parameters
+	gradIn   dump.Class // held by inputs that require grad
+	negConst bool       // a -inf constant argument: a legitimate -inf source
+	statless bool       // tensors were recorded, none with Max/Min
+	tensors  int
+	suppress []suppressHit
 }
 
 // suppressHit is one rule (or built-in exclusion) that changed what a call

@@ -19,11 +19,11 @@ type collSpec struct {
 	send, dest []slotRef
 	// root: rooted collectives send only from the root (broadcast, scatter)
 	// or receive only at it (gather, reduce).
-	root       slotRef
-	rootSends  bool // only the root's send slots carry data
-	p2p        int  // +1 sends to peer, -1 receives from peer, 0 not point-to-point
-	peer       slotRef
-	noTensors  bool // object collectives and barriers: nothing to judge
+	root      slotRef
+	rootSends bool // only the root's send slots carry data
+	p2p       int  // +1 sends to peer, -1 receives from peer, 0 not point-to-point
+	peer      slotRef
+	noTensors bool // object collectives and barriers: nothing to judge
 }
 
 var (
@@ -81,12 +81,12 @@ type collEvent struct {
 	group []int  // recorded group ranks; nil when unknown
 	named bool   // paired by entry name (no group recorded)
 
-	send, dest     dump.Class
-	sendKnown      bool // the rank sent data in this call
-	destKnown      bool // the call's output was recorded
-	ignored        dump.Class // non-finite values in receive buffers, ignored
-	peer           int        // point-to-point peer; -1 otherwise
-	p2p            int
+	send, dest dump.Class
+	sendKnown  bool       // the rank sent data in this call
+	destKnown  bool       // the call's output was recorded
+	ignored    dump.Class // non-finite values in receive buffers, ignored
+	peer       int        // point-to-point peer; -1 otherwise
+	p2p        int
 }
 
 // readCollective reads a collective entry into an event. seen counts

@@ -16,8 +16,8 @@ const (
 
 // local is a rank's own account of a step, before other ranks are heard.
 type local struct {
-	first    *event     // first call that shows a real anomaly
-	root     *event     // origin candidate on this rank: first, or a -inf birth before it
+	first    *event // first call that shows a real anomaly
+	root     *event // origin candidate on this rank: first, or a -inf birth before it
 	role     role
 	kind     dump.Class // what the root's output newly held (or the inputs, when inherited)
 	promoted bool       // root is an earlier -inf birth that the anomaly grew from

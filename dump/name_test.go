@@ -1,0 +1,74 @@
+package dump
+
+import "testing"
+
+func TestParseName(t *testing.T) {
+	tests := []struct {
+		full   string
+		prefix string
+		api    string
+		call   int
+		dir    Direction
+		module bool
+		dist   bool
+		fwd    string
+	}{
+		{"Torch.log.0.forward", "Torch", "log", 0, Forward, false, false, "Torch.log.0.forward"},
+		{"Torch.sqrt.0.backward", "Torch", "sqrt", 0, Backward, false, false, "Torch.sqrt.0.forward"},
+		{"Tensor.__mul__.12.backward", "Tensor", "__mul__", 12, Backward, false, false, "Tensor.__mul__.12.forward"},
+		{"Distributed.all_reduce.34.forward", "Distributed", "all_reduce", 34, Forward, false, true, ""},
+		{"MintDistributed.all_gather.1.forward", "MintDistributed", "all_gather", 1, Forward, false, true, ""},
+		{"moe_ext.kernels.fused_attention.3.backward", "moe_ext.kernels", "fused_attention", 3, Backward, false, false, "moe_ext.kernels.fused_attention.3.forward"},
+		{"torch.nn.functional.relu.0.forward", "torch.nn.functional", "relu", 0, Forward, false, false, ""},
+		{"Module.encoder.proj.Linear.forward.0", "Module", "encoder.proj.Linear", 0, Forward, true, false, ""},
+		{"Module.conv1.Conv2d.backward.2", "Module", "conv1.Conv2d", 2, Backward, true, false, "Module.conv1.Conv2d.forward.2"},
+		{"Module.fc.Linear.parameters_grad.0", "Module", "fc.Linear", 0, ParamGrad, true, false, ""},
+		{"Cell.network_with_loss.module.Embedding.forward.0", "Cell", "network_with_loss.module.Embedding", 0, Forward, true, false, ""},
+		{"Primitive.norm.RmsNorm.0.forward", "Primitive.norm", "RmsNorm", 0, Forward, false, false, ""},
+		{"weird", "", "weird", -1, DirUnknown, false, false, ""},
+		{"a.b.forward", "", "a.b.forward", -1, DirUnknown, false, false, ""},
+		{".0.forward", "", ".0.forward", -1, DirUnknown, false, false, ""},
+		{"x.0.debug", "", "x.0.debug", -1, DirUnknown, false, false, ""},
+	}
+	for _, tt := range tests {
+		n := ParseName(tt.full)
+		if n.Prefix != tt.prefix || n.API != tt.api || n.Call != tt.call || n.Dir != tt.dir || n.Module != tt.module {
+			t.Errorf("ParseName(%q) = %+v", tt.full, n)
+		}
+		if n.IsDistributed() != tt.dist {
+			t.Errorf("ParseName(%q).IsDistributed() = %v", tt.full, n.IsDistributed())
+		}
+		want := tt.fwd
+		if want == "" {
+			want = tt.full
+		}
+		if got := n.ForwardName(); got != want {
+			t.Errorf("ParseName(%q).ForwardName() = %q, want %q", tt.full, got, want)
+		}
+	}
+}
+
+func TestRanges(t *testing.T) {
+	set, err := ParseRanges("0, 3-5,9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set) != 5 || !set[0] || !set[4] || !set[9] || set[2] {
+		t.Errorf("ParseRanges = %v", set)
+	}
+	for _, bad := range []string{"", "a", "5-3", "-1", "1-", "0-99999999"} {
+		if _, err := ParseRanges(bad); err == nil {
+			t.Errorf("ParseRanges(%q) accepted", bad)
+		}
+	}
+	for in, want := range map[string]string{"0,1,2,5,7,8": "0-2,5,7,8", "3": "3", "1,0,1": "0,1", "0,1,2,3,10,11,12": "0-3,10-12"} {
+		s, _ := ParseRanges(in)
+		var v []int
+		for k := range s {
+			v = append(v, k)
+		}
+		if got := FormatRanges(v); got != want {
+			t.Errorf("FormatRanges(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package dump
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/jsonoracle"
+)
+
+// This file restates what the Reader extracts, over a tree decoded by an
+// independent strict decoder, so that the two can be compared on any input.
+
+type oTensor struct {
+	Field                         Field
+	Arg                           int
+	Key, Slot                     string
+	Class                         Class
+	Empty, Checksum, RequiresGrad bool
+	Type, Dtype, DataName         string
+	Shape                         string
+}
+
+type oArg struct {
+	Field Field
+	Arg   int
+	Key   string
+	Class Class
+}
+
+type oEntry struct {
+	Name      string
+	IsNaN     int8
+	HasOutput bool
+	Tensors   []oTensor
+	Args      []oArg // only non-finite numbers
+}
+
+// fromReader reduces the Reader's entries to the oracle's shape.
+func fromReader(e *Entry, details bool) oEntry {
+	o := oEntry{Name: e.Name, IsNaN: e.IsNaN, HasOutput: e.HasOutput}
+	for _, t := range e.Tensors {
+		ot := oTensor{Field: t.Field, Arg: t.Arg, Key: t.Key, Class: t.Class(), Empty: t.Empty, Checksum: t.Checksum, RequiresGrad: t.RequiresGrad}
+		if details {
+			ot.Slot, ot.Type, ot.Dtype, ot.DataName, ot.Shape = t.Slot, t.Type, t.Dtype, t.DataName, fmt.Sprint(t.Shape)
+		}
+		o.Tensors = append(o.Tensors, ot)
+	}
+	for _, a := range e.Args {
+		if a.Num.Class != 0 {
+			o.Args = append(o.Args, oArg{a.Field, a.Arg, a.Key, a.Num.Class})
+		}
+	}
+	return o
+}
+
+type oracle struct {
+	details bool
+	entries []oEntry
+	cur     *oEntry
+	path    []string
+}
+
+// oracleEntries extracts entries from a decoded document; ok is false when
+// the Reader must report an error for it.
+func oracleEntries(root *jsonoracle.Node, details bool) (entries []oEntry, ok bool) {
+	if root.Kind != jsonoracle.Object {
+		return nil, false
+	}
+	o := &oracle{details: details}
+	for _, m := range root.Members {
+		if m.Name != "data" {
+			continue
+		}
+		switch m.Value.Kind {
+		case jsonoracle.Null:
+			continue
+		case jsonoracle.Object:
+		default:
+			return o.entries, false
+		}
+		for _, em := range m.Value.Members {
+			o.entry(em.Name, em.Value)
+		}
+		break // a second "data" is read as a header member and skipped
+	}
+	return o.entries, true
+}
+
+func (o *oracle) entry(name string, v *jsonoracle.Node) {
+	o.entries = append(o.entries, oEntry{Name: name, IsNaN: -1})
+	o.cur = &o.entries[len(o.entries)-1]
+	if v.Kind != jsonoracle.Object {
+		return
+	}
+	pg := strings.Contains(name, ".parameters_grad.")
+	for i, m := range v.Members {
+		switch {
+		case m.Name == "is_nan":
+			switch m.Value.Kind {
+			case jsonoracle.Number:
+				f, _ := strconv.ParseFloat(m.Value.Literal, 64)
+				o.cur.IsNaN = 1
+				if f == 0 {
+					o.cur.IsNaN = 0
+				}
+			case jsonoracle.Bool:
+				o.cur.IsNaN = 0
+				if m.Value.Bool {
+					o.cur.IsNaN = 1
+				}
+			}
+			continue
+		case m.Name == "is_recompute":
+			continue
+		}
+		o.path = o.path[:0]
+		var loc slotLoc
+		if pg {
+			loc = slotLoc{field: ParamGrads, arg: i, key: m.Name, top: true}
+			o.push(m.Name)
+		} else {
+			f, ok := fieldByName[m.Name]
+			if !ok {
+				f = FieldOther
+			}
+			loc = slotLoc{field: f, fieldLevel: true}
+		}
+		if loc.field == Output {
+			o.cur.HasOutput = true
+		}
+		o.value(m.Value, loc)
+	}
+}
+
+func (o *oracle) push(s string) {
+	if o.details {
+		o.path = append(o.path, s)
+	}
+}
+
+func (o *oracle) pop() {
+	if o.details {
+		o.path = o.path[:len(o.path)-1]
+	}
+}
+
+func (o *oracle) value(v *jsonoracle.Node, loc slotLoc) {
+	switch v.Kind {
+	case jsonoracle.Array:
+		for i, e := range v.Elems {
+			o.push(strconv.Itoa(i))
+			o.value(e, loc.child(i, ""))
+			o.pop()
+		}
+	case jsonoracle.Object:
+		if loc.fieldLevel {
+			for i, m := range v.Members {
+				o.push(m.Name)
+				o.value(m.Value, loc.child(i, m.Name))
+				o.pop()
+			}
+			return
+		}
+		o.object(v, loc)
+	case jsonoracle.Number, jsonoracle.NaN, jsonoracle.PosInf, jsonoracle.NegInf:
+		if c := oClass(v); c != 0 {
+			o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, c})
+		}
+	}
+}
+
+func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
+	var typ, classType, dtype, dataName string
+	var tensorKeys, empty, checksum, rg, hasGroup, hasValue bool
+	var cls, valueCls Class
+	var shape []int
+	firstArg := len(o.cur.Args)
+	_ = firstArg
+	str := func(n *jsonoracle.Node) string {
+		if n.Kind == jsonoracle.String {
+			if len(n.Literal) > 4096 {
+				return n.Literal[:4096]
+			}
+			return n.Literal
+		}
+		return ""
+	}
+	for i, m := range v.Members {
+		switch m.Name {
+		case "type":
+			typ = str(m.Value)
+			continue
+		case "Max", "Min":
+			tensorKeys = true
+			cls |= oStat(m.Value)
+			continue
+		case "Mean", "Norm":
+			tensorKeys = true
+			continue
+		case "dtype":
+			tensorKeys = true
+			if o.details {
+				dtype = str(m.Value)
+				continue
+			}
+		case "shape":
+			tensorKeys = true
+			shape = shape[:0]
+			if m.Value.Kind == jsonoracle.Array {
+				for _, d := range m.Value.Elems {
+					if d.Kind == jsonoracle.Number {
+						if d.Literal == "0" {
+							empty = true
+						}
+						n, _ := strconv.Atoi(d.Literal)
+						shape = append(shape, n)
+					}
+				}
+			}
+			continue
+		case "requires_grad":
+			rg = m.Value.Kind == jsonoracle.Bool && m.Value.Bool
+			continue
+		case "data_name":
+			tensorKeys = true
+			if o.details {
+				dataName = str(m.Value)
+				continue
+			}
+		case "md5":
+			checksum = true
+		case "value":
+			hasValue = true
+			switch m.Value.Kind {
+			case jsonoracle.String:
+				valueCls = oStat(m.Value)
+			case jsonoracle.Number, jsonoracle.NaN, jsonoracle.PosInf, jsonoracle.NegInf:
+				valueCls = oClass(m.Value)
+			}
+			continue
+		case "group_ranks", "group_id", "process_group_id":
+			hasGroup = true
+			continue
+		case "class_type":
+			classType = str(m.Value)
+			continue
+		case "op":
+			if classType != "" {
+				continue
+			}
+		case "tag":
+			if classType != "" {
+				continue
+			}
+		case "peer":
+			continue
+		}
+		if tensorKeys || isTensorType(typ) {
+			continue
+		}
+		o.push(m.Name)
+		o.value(m.Value, loc.child(i, m.Name))
+		o.pop()
+	}
+	slot := strings.Join(o.path, ".")
+	switch {
+	case strings.Contains(classType, "P2POp"):
+	case tensorKeys || isTensorType(typ):
+		t := oTensor{Field: loc.field, Arg: loc.arg, Key: loc.key, Class: cls, Empty: empty, Checksum: checksum, RequiresGrad: rg}
+		if o.details {
+			if shape == nil {
+				shape = []int{}
+			}
+			t.Slot, t.Type, t.Dtype, t.DataName, t.Shape = slot, typ, dtype, dataName, fmt.Sprint(shape)
+		}
+		o.cur.Tensors = append(o.cur.Tensors, t)
+	case hasGroup || typ == "torch.ProcessGroup":
+	case typ != "" && hasValue && valueCls != 0:
+		o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, valueCls})
+	}
+}
+
+// oClass is the non-finite class of a number node.
+func oClass(n *jsonoracle.Node) Class {
+	switch n.Kind {
+	case jsonoracle.NaN:
+		return NaN
+	case jsonoracle.PosInf:
+		return PosInf
+	case jsonoracle.NegInf:
+		return NegInf
+	case jsonoracle.Number:
+		f, _ := strconv.ParseFloat(n.Literal, 64)
+		switch {
+		case math.IsInf(f, 1):
+			return PosInf
+		case math.IsInf(f, -1):
+			return NegInf
+		}
+	}
+	return 0
+}
+
+// oStat is the class of a Max/Min statistic: numbers and the string
+// spellings "nan", "inf", "-inf", "Infinity" ... in any case.
+func oStat(n *jsonoracle.Node) Class {
+	if n.Kind != jsonoracle.String {
+		return oClass(n)
+	}
+	switch strings.ToLower(n.Literal) {
+	case "nan", "-nan", "+nan":
+		return NaN
+	case "inf", "+inf", "infinity", "+infinity":
+		return PosInf
+	case "-inf", "-infinity":
+		return NegInf
+	}
+	return 0
+}

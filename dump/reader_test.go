@@ -1,0 +1,313 @@
+package dump
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"github.com/nanhunt/nanhunt/internal/jsonoracle"
+)
+
+// sharedDir is the fixtures folder next to the repository (CI has it there).
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
+	}
+	return dir
+}
+
+// readAll reads every entry the Reader yields.
+func readAll(r io.Reader, details bool, window int) ([]oEntry, Header, error) {
+	rd := NewReader(r, ReaderOptions{Details: details, WindowSize: window})
+	var out []oEntry
+	for rd.Next() {
+		out = append(out, fromReader(rd.Entry(), details))
+	}
+	return out, rd.Header(), rd.Err()
+}
+
+// compareWithOracle checks the Reader against the oracle on one input.
+func compareWithOracle(t *testing.T, data []byte, window int) {
+	t.Helper()
+	for _, details := range []bool{false, true} {
+		got, _, err := readAll(bytes.NewReader(data), details, window)
+		root, oerr := jsonoracle.Decode(data)
+		if errors.Is(oerr, jsonoracle.ErrMarker) || (oerr == nil && !utf8.Valid(data)) {
+			return // the oracle rewrites invalid UTF-8; the reader keeps bytes as they are
+		}
+		if oerr != nil {
+			if err == nil {
+				t.Fatalf("reader accepted input the strict decoder rejects (%v)", oerr)
+			}
+			return
+		}
+		want, ok := oracleEntries(root, details)
+		if !ok {
+			if err == nil {
+				t.Fatalf("reader accepted a document without a \"data\" object")
+			}
+			return
+		}
+		if err != nil {
+			if strings.Contains(err.Error(), "nesting") || strings.Contains(err.Error(), "deep") {
+				return // the reader bounds nesting on purpose
+			}
+			t.Fatalf("reader failed on valid input: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			for i := range min(len(got), len(want)) {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("details=%v entry %d:\n got %+v\nwant %+v", details, i, got[i], want[i])
+				}
+			}
+			t.Fatalf("details=%v: %d entries, oracle %d", details, len(got), len(want))
+		}
+	}
+}
+
+func dumpFiles(t *testing.T) []string {
+	dir := sharedDir(t)
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "dump.json" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Fatalf("no dump.json under %s", dir)
+	}
+	return files
+}
+
+func TestReaderMatchesOracleOnRealDumps(t *testing.T) {
+	files := dumpFiles(t)
+	for i, f := range files {
+		if testing.Short() && i%7 != 0 {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(sharedDir(t), f)
+		t.Run(rel, func(t *testing.T) {
+			compareWithOracle(t, data, 0)
+			if i%5 == 0 {
+				compareWithOracle(t, data, 37) // tokens across window edges
+			}
+		})
+	}
+}
+
+func TestReaderRealDumpFacts(t *testing.T) {
+	dir := sharedDir(t)
+	f, err := os.Open(filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/L1/step5/rank2/dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := NewReader(f, ReaderOptions{})
+	var names []string
+	var sqrtOut Class
+	for rd.Next() {
+		e := rd.Entry()
+		names = append(names, e.Name)
+		if e.Name == "Torch.sqrt.0.backward" {
+			for _, t := range e.Tensors {
+				if t.Field == Output {
+					sqrtOut |= t.Class()
+				}
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if h := rd.Header(); h.Task != "statistics" || h.Level != "L1" || h.Framework != "pytorch" {
+		t.Errorf("header = %+v", h)
+	}
+	if len(names) != 183 || names[0] != "Torch.log.0.forward" || names[77] != "Torch.sqrt.0.backward" {
+		t.Errorf("got %d entries, [0]=%q [77]=%q; want 183 entries in file order", len(names), names[0], names[77])
+	}
+	if sqrtOut != PosInf {
+		t.Errorf("Torch.sqrt.0.backward output class = %v, want +inf", sqrtOut)
+	}
+}
+
+func TestReaderTruncated(t *testing.T) {
+	dir := sharedDir(t)
+	data, err := os.ReadFile(filepath.Join(dir, "msprobe-real/megatron-npu-mix-v1stack/dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, err := readAll(bytes.NewReader(data), false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := 0; cut < len(data); cut += 97 {
+		got, _, err := readAll(bytes.NewReader(data[:cut]), false, 64)
+		var fe *FormatError
+		if !errors.As(err, &fe) || !fe.Truncated() {
+			t.Fatalf("cut at %d: err = %v, want a truncation FormatError", cut, err)
+		}
+		if fe.Offset > int64(cut) || fe.Offset < 0 {
+			t.Fatalf("cut at %d: offset %d out of range", cut, fe.Offset)
+		}
+		if len(got) > len(full) || (len(got) > 0 && !reflect.DeepEqual(got, full[:len(got)])) {
+			t.Fatalf("cut at %d: entries before the damage differ from the full read", cut)
+		}
+		if !strings.Contains(err.Error(), "ends early") {
+			t.Errorf("cut at %d: message %q does not say the file ends early", cut, err)
+		}
+	}
+}
+
+func TestReaderOneByteReader(t *testing.T) {
+	dir := sharedDir(t)
+	data, err := os.ReadFile(filepath.Join(dir, "msprobe-generated/fwd-log-neg-rank2-step5/mix/step5/rank2/dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := readAll(bytes.NewReader(data), true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := readAll(iotest.OneByteReader(bytes.NewReader(data)), true, 0)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("OneByteReader: err=%v, equal=%v", err, reflect.DeepEqual(got, want))
+	}
+}
+
+func TestReaderValues(t *testing.T) {
+	doc := `{"task": "nan_check", "level": "L1", "dump_data_dir": null, "data": {
+ "A.x.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 0], "Max": null, "Min": null, "Mean": null, "Norm": null}],
+   "input_kwargs": {"value": {"type": "float", "value": -Infinity}, "dtype": {"type": "torch.dtype", "value": "torch.float16"}},
+   "output": [{"type": "torch.Tensor", "Max": "nan", "Min": "NaN"}, {"type": "torch.Tensor", "Max": 1e309, "Min": -1.5}, [{"type": "torch.Tensor", "Max": "-Infinity", "Min": "-inf"}]], "is_nan": 1},
+ "B.y.3.backward": {"input": [null, {"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null, "Norm": null}], "output": [{"type": "torch.Tensor", "md5": "0x00ff"}], "is_nan": 0},
+ "Distributed.batch_isend_irecv.0.forward": {"input_args": [[{"class_type": "torch.distributed.P2POp", "tensor": {"type": "torch.Tensor", "Max": NaN, "Min": NaN}, "op": "isend", "peer": 3, "tag": 0}]],
+   "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [2, 3], "group_id": "abcd"}}},
+ "Distributed.all_reduce.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.0, "Min": 0.0}], "input_kwargs": {"group": null}, "output": [{"type": "torch.Tensor", "Max": 2.0, "Min": 0.0}, null]},
+ "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "Max": Infinity, "Min": 0.5}], "bias": [{"type": "torch.Tensor", "Max": 1, "Min": -1}]}
+}}`
+	rd := NewReader(strings.NewReader(doc), ReaderOptions{Details: true})
+	var es []Entry
+	for rd.Next() {
+		e := *rd.Entry()
+		e.Tensors = append([]Tensor(nil), e.Tensors...)
+		e.Args = append([]Arg(nil), e.Args...)
+		es = append(es, e)
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rd.Header().Task != "nan_check" || len(es) != 5 {
+		t.Fatalf("header %+v, %d entries", rd.Header(), len(es))
+	}
+	a := es[0]
+	if a.IsNaN != 1 || !a.Tensors[0].Empty || a.Tensors[0].HasStats() || a.Tensors[0].Dtype != "torch.float16" {
+		t.Errorf("entry A: %+v", a)
+	}
+	wantOut := []Class{NaN, PosInf, NegInf}
+	var gotOut []Class
+	for _, tt := range a.Tensors {
+		if tt.Field == Output {
+			gotOut = append(gotOut, tt.Class())
+		}
+	}
+	if !reflect.DeepEqual(gotOut, wantOut) {
+		t.Errorf("output classes %v, want %v", gotOut, wantOut)
+	}
+	if a.Tensors[3].Slot != "2.0" || a.Tensors[3].Arg != 2 {
+		t.Errorf("nested slot = %q arg %d", a.Tensors[3].Slot, a.Tensors[3].Arg)
+	}
+	var neg bool
+	for _, x := range a.Args {
+		if x.Key == "value" && x.Num.Class == NegInf && x.Field == InputKwargs {
+			neg = true
+		}
+		if x.Key == "dtype" && x.Str != "torch.float16" {
+			t.Errorf("dtype kwarg = %+v", x)
+		}
+	}
+	if !neg {
+		t.Errorf("-inf constant argument not seen: %+v", a.Args)
+	}
+	b := es[1]
+	if b.IsNaN != 0 || b.Tensors[0].Max.Kind != StatBool || b.Tensors[0].Max.Value != 1 || !b.Tensors[1].Checksum || b.Tensors[1].HasStats() {
+		t.Errorf("entry B: %+v", b)
+	}
+	p := es[2]
+	if len(p.Args) != 2 || p.Args[0].Op != "isend" || p.Args[0].Peer != 3 || p.Args[0].Tensor != 0 || p.Tensors[0].Class() != NaN {
+		t.Errorf("P2POp: %+v %+v", p.Args, p.Tensors)
+	}
+	if g := p.Args[1]; g.GroupID != "abcd" || !reflect.DeepEqual(g.GroupRanks, []int{2, 3}) || g.Key != "group" {
+		t.Errorf("group: %+v", g)
+	}
+	if ar := es[3]; len(ar.Args) != 1 || !ar.Args[0].Null || ar.Args[0].Key != "group" {
+		t.Errorf("null group: %+v", ar.Args)
+	}
+	pg := es[4]
+	if len(pg.Tensors) != 2 || pg.Tensors[0].Field != ParamGrads || pg.Tensors[0].Key != "weight" || pg.Tensors[0].Class() != PosInf || pg.Tensors[1].Key != "bias" {
+		t.Errorf("parameters_grad: %+v", pg.Tensors)
+	}
+}
+
+func TestReaderDamage(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		entries   int
+		offset    int64
+		truncated bool
+	}{
+		{"garbage", "hello", 0, 0, false},
+		{"empty", "", 0, 0, true},
+		{"not an object", `[1, 2]`, 0, 0, false},
+		{"data is a list", `{"data": [1]}`, 0, 9, false},
+		{"bad token in second entry", `{"data": {"a.b.0.forward": {}, "c.d.0.forward": {"output": [x]}}}`, 1, 60, false},
+		{"cut mid entry", `{"data": {"a.b.0.forward": {}, "c.d.0.forward": {"output": [{"Max": 1.`, 1, 70, true},
+		{"trailing junk", `{"data": {}} }`, 0, 13, false},
+		{"deep", `{"data": {"a.b.0.forward": {"output": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}}`, 0, -1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := readAll(strings.NewReader(tt.doc), false, 0)
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want a FormatError", err)
+			}
+			if len(got) != tt.entries || fe.Truncated() != tt.truncated || (tt.offset >= 0 && fe.Offset != tt.offset) {
+				t.Errorf("entries %d (want %d), truncated %v, offset %d (want %d): %v", len(got), tt.entries, fe.Truncated(), fe.Offset, tt.offset, err)
+			}
+		})
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`{"task": "statistics", "data": {"Torch.log.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -0.75, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN, "Mean": NaN, "Norm": NaN}]}}}`))
+	f.Add([]byte(`{"data": {"Module.a.B.parameters_grad.0": {"w": [{"Max": Infinity, "Min": -Infinity}]}, "x.y.1.backward": {"input": [null], "output": [{"type": "torch.Tensor", "Max": "inf", "Min": "-inf", "md5": "00"}], "is_nan": 1}}}`))
+	f.Add([]byte(`{"data": {"Distributed.isend.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1e309, "Min": 0}, {"type": "int", "value": 1}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}}, "output": [{"class_type": "P2POp", "tensor": {"Max": -1e400, "Min": 0}, "op": "isend", "peer": 2}]}}, "framework": "pytorch"}`))
+	f.Add([]byte(`{"data": {"a.b.0.forward": {"input_kwargs": {"value": {"type": "float", "value": -Infinity}, "x": {"k": [{"type": "T", "shape": [0], "Max": null}]}}}}}`))
+	f.Add([]byte("{\"data\": {\"e\\u0041.b.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", \"Max\": \"\\u006Ean\", \"Min\": 0}]}}}"))
+	if dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "msprobe-real", "mix-no-framework-key", "dump.json")); err == nil {
+		if data, err := os.ReadFile(dir); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		compareWithOracle(t, data, 0)
+		compareWithOracle(t, data, 7)
+	})
+}

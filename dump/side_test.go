@@ -1,0 +1,203 @@
+package dump
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseFrame(t *testing.T) {
+	tests := []struct {
+		line string
+		want Frame
+	}{
+		{"File /home/user/job/train_nan.py, line 57, in forward, \n speed = torch.sqrt((d * d).sum(dim=-1, keepdim=True))",
+			Frame{File: "/home/user/job/train_nan.py", Line: 57, Func: "forward", Source: "speed = torch.sqrt((d * d).sum(dim=-1, keepdim=True))"}},
+		{"File /a, line 3/b.py, line 12, in <module>, \n x = 1",
+			Frame{File: "/a, line 3/b.py", Line: 12, Func: "<module>", Source: "x = 1"}},
+		{"The call stack retrieval failed.", Frame{Source: "The call stack retrieval failed."}},
+	}
+	for _, tt := range tests {
+		if got := ParseFrame(tt.line); got != tt.want {
+			t.Errorf("ParseFrame(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestUserFrame(t *testing.T) {
+	frames := []Frame{
+		{File: "/path_to_package/mstt/debug/accuracy_tools/msprobe/pytorch/hook_module/wrap_tensor.py", Line: 61},
+		{File: "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", Line: 1194},
+		{File: "/usr/lib/python3.11/multiprocessing/process.py", Line: 108},
+		{File: "/path_to_net/PanGu/pangu/training/utils.py", Line: 176, Func: "get_ltor_reset_masks_and_position_ids"},
+	}
+	if f := UserFrame(frames); f == nil || f.Line != 176 {
+		t.Errorf("UserFrame = %+v, want the PanGu frame", f)
+	}
+	if f := UserFrame(frames[:3]); f != nil {
+		t.Errorf("UserFrame of library frames = %+v, want nil", f)
+	}
+	if (Frame{File: "/usr/local/lib/python3.10/site-packages/megatron/core/x.py"}).IsLibrary() {
+		t.Error("megatron, installed as a package, is the user's code, not PyTorch's")
+	}
+}
+
+func TestReadStacksBothFormats(t *testing.T) {
+	dir := sharedDir(t)
+	tests := []struct {
+		file, name, innermost string
+		line                  int
+	}{
+		// v1: {"name": [lines]}, msprobe's own frame first
+		{"msprobe-real/megatron-npu-mix-v1stack/stack.json", "Tensor.__add__.0.forward", "/path_to_net/PanGu/pangu/training/utils.py", 176},
+		// v2: {"0": [[names], [lines]]}, names sharing a stack
+		{"msprobe-generated/bwd-sqrt-zero-rank2-step5/L1/step5/rank2/stack.json", "Torch.sqrt.0.forward", "/home/user/job/train_nan.py", 57},
+		// torchvision's model code is the model's code, not PyTorch's
+		{"msprobe-real/gpu-resnet50-mix-2steps/step0/proc2016/stack.json", "Functional.conv2d.5.forward", "/root/miniconda3/lib/python3.12/site-packages/torchvision/models/resnet.py", 146},
+	}
+	for _, tt := range tests {
+		f, err := os.Open(filepath.Join(dir, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := ReadStacks(f, map[string]bool{tt.name: true, "absent": true})
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		if len(st) != 1 {
+			t.Fatalf("%s: got stacks for %d names, want 1", tt.file, len(st))
+		}
+		uf := UserFrame(st[tt.name])
+		if uf == nil || uf.File != tt.innermost || uf.Line != tt.line {
+			t.Errorf("%s: user frame of %s = %+v, want %s:%d", tt.file, tt.name, uf, tt.innermost, tt.line)
+		}
+	}
+}
+
+func TestReadStacksDamaged(t *testing.T) {
+	doc := `{"0": [["a.b.0.forward"], ["File /x.py, line 1, in f, \n y"]], "1": [["c.d.0.forward"], ["File /z.py, line 2`
+	st, err := ReadStacks(strings.NewReader(doc), map[string]bool{"a.b.0.forward": true, "c.d.0.forward": true})
+	if err == nil || !strings.Contains(err.Error(), "offset") {
+		t.Errorf("err = %v, want an error with an offset", err)
+	}
+	if len(st["a.b.0.forward"]) != 1 {
+		t.Errorf("stacks before the damage were lost: %v", st)
+	}
+}
+
+func TestConstructChain(t *testing.T) {
+	doc := `{"Torch.log.0.forward": "Module.encoder.FeatureEncoder.forward.0",
+ "Module.encoder.FeatureEncoder.forward.0": "Module.Net.forward.0",
+ "Module.Net.forward.0": null,
+ "Torch.log.0.backward": null,
+ "Tensor.__add__.0.forward": "",
+ "Tensor.add_.3.forward": "optimizer",
+ "Torch.clone.1.forward": ["Module.Net.forward.0", 2],
+ "megatron_micro_step_number": 4,
+ "loop.a": "loop.b", "loop.b": "loop.a"}`
+	c, err := ReadConstruct(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string][]string{
+		"Torch.log.0.forward":      {"Module.Net.forward.0", "Module.encoder.FeatureEncoder.forward.0"},
+		"Torch.log.0.backward":     {"Module.Net.forward.0", "Module.encoder.FeatureEncoder.forward.0"},
+		"Tensor.__add__.0.forward": nil,
+		"Torch.clone.1.forward":    {"Module.Net.forward.0"},
+		"Tensor.add_.3.forward":    {"optimizer"},
+		"loop.a":                   {"loop.b"},
+	}
+	for name, want := range tests {
+		if got := c.Chain(name); !reflect.DeepEqual(got, want) {
+			t.Errorf("Chain(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if !c.InUpdate("Tensor.add_.3.forward") || c.InUpdate("Torch.log.0.forward") {
+		t.Error("InUpdate is wrong")
+	}
+	if _, ok := c["megatron_micro_step_number"]; ok {
+		t.Error("the micro step count is not a call")
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel string, files ...string) {
+		d := filepath.Join(root, rel)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(d, f), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all := []string{"dump.json", "stack.json", "construct.json"}
+	mk("run/step0/rank0", all...)
+	mk("run/step0/rank1", all...)
+	mk("run/step1/rank0", "dump.json")
+	mk("run/step3/rank1", all...)
+	mk("run/step3/rank0") // no dump.json
+	mk("proc/step0/proc2016", all...)
+	mk("old/step2/rank", all...)
+	mk("ms/graph/step0/rank0", all...)
+	mk("ms/pynative/step0/rank0", all...)
+	mk("mixed/step0/rank0", all...)
+	mk("mixed/step0/proc77", all...)
+
+	l, err := Discover(filepath.Join(root, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sr struct{ step, rank int }
+	var got []sr
+	for _, d := range l.Dirs {
+		got = append(got, sr{d.Step, d.Rank})
+	}
+	if want := []sr{{0, 0}, {0, 1}, {1, 0}, {3, 1}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dirs = %v, want %v", got, want)
+	}
+	if l.Dirs[2].Stack != "" || l.Dirs[0].Construct == "" {
+		t.Error("side files not found as they are")
+	}
+	warn := strings.Join(l.Warnings, "\n")
+	for _, w := range []string{"no dump.json", "steps 2 not dumped", "step 1: ranks 1 not dumped"} {
+		if !strings.Contains(warn, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warn)
+		}
+	}
+
+	for _, tt := range []struct {
+		path  string
+		dirs  int
+		step  int
+		modes int
+	}{
+		{"run/step3", 1, 3, 1},
+		{"run/step0/rank1", 1, 0, 1},
+		{"run/step3/rank1/dump.json", 1, 3, 1},
+		{"proc", 1, 0, 1},
+		{"old", 1, 2, 1},
+		{"ms", 2, 0, 2},
+		{"mixed", 1, 0, 1},
+	} {
+		l, err := Discover(filepath.Join(root, tt.path))
+		if err != nil {
+			t.Errorf("%s: %v", tt.path, err)
+			continue
+		}
+		if len(l.Dirs) != tt.dirs || l.Dirs[0].Step != tt.step || len(l.Modes()) != tt.modes {
+			t.Errorf("%s: %d dirs, step %d, modes %v", tt.path, len(l.Dirs), l.Dirs[0].Step, l.Modes())
+		}
+	}
+	if _, err := Discover(filepath.Join(root, "run/step3/rank0")); err == nil {
+		t.Error("a folder without a dump was accepted")
+	}
+	if _, err := Discover(filepath.Join(root, "nope")); err == nil {
+		t.Error("a missing path was accepted")
+	}
+}
