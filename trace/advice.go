@@ -56,6 +56,11 @@ func (b *builder) advice() []string {
 		if o.Tie {
 			out = append(out, fmt.Sprintf("Compare what ranks %s had that the others did not at step %d (their batch, their experts, their shard).", ranks, o.Step))
 		}
+	case o.Stage == "optimizer":
+		out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it. Dump step %d (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Op, o.Step, o.Step-1, o.Step-1, o.Step-1))
+		if b.m.prev != nil && b.m.prev.step == o.Step-1 {
+			out = append(out, fmt.Sprintf("Step %d was dumped and is clean: its update ran outside the hooked calls (a fused or foreach optimizer, or torch._foreach_* ops); register the optimizer's step function with register_custom_api, or compare the gradients before it with msprobe's monitor (wg_distribution).", o.Step-1))
+		}
 	default:
 		iv := o.Interval
 		if iv != nil && iv.After != nil {
@@ -69,9 +74,6 @@ func (b *builder) advice() []string {
 			out = append(out, "Register the functions there for collection with debugger.register_custom_api(module, \"name\", api_prefix=...): "+strings.Join(where, ", ")+".")
 		}
 		out = append(out, "Dump again with \"level\": \"mix\" and \"risk_level\": \"ALL\" so that calls msprobe filters by default (casts, views, clamp) are recorded.")
-		if o.Stage == "optimizer" {
-			out = append(out, fmt.Sprintf("The first call that shows it reads a weight: step %d's weights were already non-finite, so the update at the end of step %d made them. Dump step %d with the optimizer's calls.", o.Step, o.Step-1, o.Step-1))
-		}
 	}
 	if len(r.unrecorded) > 0 {
 		out = append(out, fmt.Sprintf("Ranks %s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", dump.FormatRanges(r.unrecorded)))
@@ -83,7 +85,7 @@ func (b *builder) advice() []string {
 func cleanAdvice(m *modeResult) []string {
 	out := []string{}
 	if len(m.scanned) > 0 {
-		out = append(out, fmt.Sprintf("No NaN or Inf in steps %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
+		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
 	}
 	return out
 }

@@ -172,6 +172,11 @@ func (b *builder) interval() {
 	}
 	o.Interval = iv
 	switch {
+	case first.param != 0 || b.replicated():
+		// the weights came in non-finite: nothing between two calls of this step made it
+		o.Interval = nil
+	}
+	switch {
 	case first.param != 0:
 		o.Stage = "optimizer"
 		o.Reasons = append(o.Reasons, fmt.Sprintf("%s reads module parameters that already hold it: the update at the end of step %d wrote them", first.name, b.r.step-1))
@@ -247,7 +252,7 @@ func (b *builder) candidates() {
 		case src[rank] && (l.role == roleBirth || l.role == roleFlagged):
 			role = "origin"
 		case src[rank]:
-			role = "origin, not captured (its inputs already held it)"
+			role = "first seen here; its inputs already held it (origin not captured)"
 		case unrec[rank]:
 			role = "received through a path the dump does not record"
 		case l.role == roleReceived && r.collOrigin != nil && s.collOf(l.first).key == r.collOrigin.key:

@@ -136,8 +136,8 @@ func TestVerdictDumpTakenTooLate(t *testing.T) {
 	if o == nil || o.Step != 6 || o.Captured || o.Tie || o.Stage != "optimizer" || o.Confidence != "low" || len(o.Ranks) != 4 {
 		t.Fatalf("origin = %+v, want step 6, not captured, no tie, stage optimizer, low confidence, all 4 ranks", o)
 	}
-	if o.Op != "Tensor.__mul__.0.forward" || o.Interval == nil {
-		t.Errorf("op %s interval %+v", o.Op, o.Interval)
+	if o.Op != "Tensor.__mul__.0.forward" || o.Interval != nil {
+		t.Errorf("op %s interval %+v: want the first call reading the weight, and no interval (nothing in step 6 made it)", o.Op, o.Interval)
 	}
 	if !strings.Contains(strings.Join(v.NextSteps, " "), "step 5") {
 		t.Errorf("next steps do not send the user to step 5: %v", v.NextSteps)

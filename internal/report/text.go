@@ -52,17 +52,28 @@ func kindWord(k string) string {
 	return k
 }
 
-func rankWord(ranks []int) string {
-	if len(ranks) == 1 {
-		return fmt.Sprintf("rank %d", ranks[0])
+func rankWord(ranks []int) string { return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks) }
+
+func stepsWord(steps []int) string {
+	return plural(len(steps), "step ", "steps ") + dump.FormatRanges(steps)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
 	}
-	return "ranks " + dump.FormatRanges(ranks)
+	return many
 }
 
 func (p *printer) headline(v *trace.Verdict) {
 	o := v.Origin
-	p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
-		kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
+	if o.Captured {
+		p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
+			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
+	} else {
+		p.f("nanhunt: the first %s appears at step %d on %s, in %s; where it was made is not in the dump (stage %s, confidence %s).\n\n",
+			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
+	}
 	switch {
 	case o.Collective:
 		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
@@ -158,10 +169,10 @@ func clean(v *trace.Verdict) string {
 	after = v.Scanned.NotScanned
 	var parts []string
 	if len(before) > 0 {
-		parts = append(parts, "steps "+dump.FormatRanges(before)+" clean")
+		parts = append(parts, stepsWord(before)+" clean")
 	}
 	if len(after) > 0 {
-		parts = append(parts, "steps "+dump.FormatRanges(after)+" not read")
+		parts = append(parts, stepsWord(after)+" not read")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -279,12 +290,12 @@ func (p *printer) warnings(v *trace.Verdict) {
 
 func (p *printer) scanned(v *trace.Verdict) {
 	s := v.Scanned
-	p.f("Read %d files (%s, %d entries): steps %s, ranks %s.\n", s.Files, bytesWord(s.Bytes), s.Entries,
-		dump.FormatRanges(s.Steps), dump.FormatRanges(s.Ranks))
+	p.f("Read %d %s (%s, %d entries): %s, %s.\n", s.Files, plural(s.Files, "file", "files"), bytesWord(s.Bytes), s.Entries,
+		stepsWord(s.Steps), rankWord(s.Ranks))
 }
 
 func (p *printer) clean(v *trace.Verdict) {
-	p.f("nanhunt: no NaN or Inf in steps %s (ranks %s).\n\n", dump.FormatRanges(v.Scanned.Steps), dump.FormatRanges(v.Scanned.Ranks))
+	p.f("nanhunt: no NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
 	p.list("Next", v.NextSteps)
 }
 
