@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func fixtures(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
+	}
+	return dir
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run go test -update after checking the change):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestTraceGolden(t *testing.T) {
+	gen := filepath.Join(fixtures(t), "msprobe-generated")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"bwd-sqrt-zero-L1.txt", []string{"trace", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
+		{"fwd-log-neg-mix.txt", []string{"trace", filepath.Join(gen, "fwd-log-neg-rank2-step5", "mix")}, exitAnomaly},
+		{"bwd-sqrt-zero-L1-too-late.txt", []string{"trace", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7"}, exitAnomaly},
+		{"bwd-sqrt-zero-L1.json", []string{"trace", "--format", "json", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
+		{"resnet-clean.txt", []string{"trace", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tt.args...)
+			if code != tt.code || errOut != "" {
+				t.Fatalf("exit %d (want %d), stderr %q", code, tt.code, errOut)
+			}
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+func TestTraceJSONSchema(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "L1")
+	out, _, code := runCLI(t, "trace", dir, "--format", "json", "--ranks", "0-3", "--steps", "4-6")
+	if code != exitAnomaly {
+		t.Fatalf("exit %d", code)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"schema", "anomaly", "origin", "first_nan", "carrier", "candidates", "suppressed", "warnings"} {
+		if _, ok := raw[key]; !ok {
+			t.Errorf("JSON verdict lacks %q", key)
+		}
+	}
+	var v trace.Verdict
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Schema != "nanhunt/verdict/v1" || v.Origin.Op != "Torch.log.0.forward" || v.FirstNaN != nil || v.Carrier.Op != "Distributed.all_reduce.0.forward" {
+		t.Errorf("verdict = %+v", v)
+	}
+	if len(v.Scanned.Steps) != 2 || v.Scanned.Steps[0] != 4 {
+		t.Errorf("--steps 4-6 read steps %v", v.Scanned.Steps)
+	}
+}
+
+func TestExitStatusAndErrors(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "L1")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"no such path", []string{"trace", "/nonexistent/dump"}, exitError, "no such file"},
+		{"not a dump", []string{"trace", t.TempDir()}, exitError, "no msprobe dump found"},
+		{"bad steps", []string{"trace", dir, "--steps", "x"}, exitError, "--steps"},
+		{"no matching ranks", []string{"trace", dir, "--ranks", "9"}, exitError, "no rank folder matches"},
+		{"bad format", []string{"trace", dir, "--format", "xml"}, exitError, "--format"},
+		{"output inside the dump", []string{"trace", dir, "-o", filepath.Join(dir, "step0", "verdict.json")}, exitError, "inside the dump"},
+		{"missing argument", []string{"trace"}, exitError, "arg"},
+		{"clean steps only", []string{"trace", dir, "--steps", "0-4"}, exitClean, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.err) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, errOut, tt.err)
+			}
+		})
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "L1")
+	out := filepath.Join(t.TempDir(), "verdict.json")
+	stdout, _, code := runCLI(t, "trace", dir, "--format", "json", "-o", out)
+	if code != exitAnomaly || stdout != "" {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(data, []byte(`"schema": "nanhunt/verdict/v1"`)) {
+		t.Errorf("verdict file: %v %.80s", err, data)
+	}
+}
+
+func TestRulesFile(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "L1")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	// A (wrong) rule that declares log's NaN legitimate: the origin moves
+	// on, and the exclusion is listed with its reason.
+	os.WriteFile(rules, []byte(`[{"op": "Torch.log", "side": "output", "values": "nan", "reason": "our log is allowed to make NaN"}]`), 0o644)
+	out, errOut, code := runCLI(t, "trace", dir, "--rules", rules, "--format", "json")
+	if code != exitAnomaly {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v trace.Verdict
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Origin.Op == "Torch.log.0.forward" {
+		t.Errorf("the rule did not exclude Torch.log")
+	}
+	found := false
+	for _, s := range v.Suppressed {
+		if s.Op == "Torch.log" && s.Reason == "our log is allowed to make NaN" && s.WouldBeOrigin {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("suppressed list lacks the user rule: %+v", v.Suppressed)
+	}
+	os.WriteFile(rules, []byte(`[{"op": "x", "side": "sideways", "values": "nan"}]`), 0o644)
+	if _, errOut, code := runCLI(t, "trace", dir, "--rules", rules); code != exitError || !strings.Contains(errOut, "side") {
+		t.Errorf("a bad rule: exit %d, %q", code, errOut)
+	}
+}
