@@ -48,6 +48,7 @@ func BuiltinRules() []Rule {
 		"*.index_fill", "*.index_fill_")
 	add("input", "0", "any", "destination buffer that the op overwrites",
 		"*.copy_", "*.zero_", "*.fill_", "*.normal_", "*.uniform_", "*.random_", "*.bernoulli_", "*.exponential_", "*.set_")
+	add("input", "out", "any", "out= destination buffer that the op overwrites", "*")
 	for i := range rules {
 		rules[i].classes, _ = parseValues(rules[i].Values)
 	}

@@ -1,0 +1,318 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// This file checks each trap of the analysis on tiny hand-written dumps.
+// A call is written as "Name field=classes ...", where a field is in (the
+// input_args), kw:<name> (an input kwarg), param (module parameters), out
+// (the output), grad (backward input) and classes are comma-separated
+// tensor values: 1 (finite), nan, inf, -inf, or c-inf / c1 for a float
+// constant argument instead of a tensor. Collectives take group=<ranks>
+// and peer=<rank>.
+
+func tensorJSON(v string) string {
+	switch v {
+	case "nan":
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": NaN, "Mean": NaN, "Norm": NaN, "requires_grad": true}`
+	case "inf":
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": Infinity, "Min": 0.5, "Mean": Infinity, "Norm": Infinity, "requires_grad": true}`
+	case "-inf":
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 0.5, "Min": -Infinity, "Mean": -Infinity, "Norm": Infinity, "requires_grad": false}`
+	case "c-inf":
+		return `{"type": "float", "value": -Infinity}`
+	case "c1":
+		return `{"type": "float", "value": 1.0}`
+	case "null":
+		return "null"
+	}
+	return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 1.5, "Min": -0.5, "Mean": 0.1, "Norm": 2.0, "requires_grad": true}`
+}
+
+func listJSON(vals string) string {
+	var parts []string
+	for _, v := range strings.Split(vals, ",") {
+		parts = append(parts, tensorJSON(v))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// entryJSON turns one call description into a dump.json member.
+func entryJSON(spec string) string {
+	f := strings.Fields(spec)
+	name := f[0]
+	var fields, kwargs []string
+	backward := strings.HasSuffix(name, ".backward")
+	for _, kv := range f[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "in" && backward:
+			fields = append(fields, `"input": `+listJSON(v))
+		case k == "in":
+			fields = append(fields, `"input_args": `+listJSON(v))
+		case k == "out":
+			fields = append(fields, `"output": `+listJSON(v))
+		case k == "param":
+			fields = append(fields, `"parameters": {"weight": `+tensorJSON(v)+`}`)
+		case k == "group":
+			ranks := "[" + v + "]"
+			kwargs = append(kwargs, fmt.Sprintf(`"group": {"type": "torch.ProcessGroup", "group_ranks": %s, "group_id": "g%s"}`, ranks, strings.ReplaceAll(v, ",", "_")))
+		case k == "peer":
+			kw := "dst"
+			if strings.Contains(name, "recv") {
+				kw = "src"
+			}
+			kwargs = append(kwargs, fmt.Sprintf(`%q: {"type": "int", "value": %s}`, kw, v))
+		case strings.HasPrefix(k, "kw:"):
+			kwargs = append(kwargs, fmt.Sprintf(`%q: %s`, strings.TrimPrefix(k, "kw:"), tensorJSON(v)))
+		case k == "is_nan":
+			fields = append(fields, `"is_nan": `+v)
+		}
+	}
+	if !backward {
+		fields = append(fields, `"input_kwargs": {`+strings.Join(kwargs, ", ")+`}`)
+	}
+	return fmt.Sprintf("%q: {%s}", name, strings.Join(fields, ", "))
+}
+
+// writeRun writes dump_path/stepN/rankR/dump.json for each rank's calls.
+func writeRun(t *testing.T, step int, ranks map[int][]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for rank, calls := range ranks {
+		dir := filepath.Join(root, fmt.Sprintf("step%d", step), fmt.Sprintf("rank%d", rank))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var entries []string
+		for _, c := range calls {
+			entries = append(entries, entryJSON(c))
+		}
+		doc := `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` + strings.Join(entries, ",\n") + "}}"
+		if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func trace1(t *testing.T, root string) *Verdict {
+	t.Helper()
+	v, err := Run(context.Background(), Options{Path: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// same returns the same program on every rank.
+func same(n int, calls ...string) map[int][]string {
+	m := map[int][]string{}
+	for r := 0; r < n; r++ {
+		m[r] = calls
+	}
+	return m
+}
+
+func TestTrapInfBeforeNaN(t *testing.T) {
+	v := trace1(t, writeRun(t, 3, same(1,
+		"Torch.exp.0.forward in=1 out=inf",
+		"Tensor.sum.0.forward in=inf out=inf",
+		"Tensor.__truediv__.0.forward in=inf,inf out=nan",
+		"Tensor.mean.0.forward in=nan out=nan",
+	)))
+	if o := v.Origin; o == nil || o.Op != "Torch.exp.0.forward" || o.Kind != "inf" || !o.Captured {
+		t.Fatalf("origin = %+v, want the exp overflow", o)
+	}
+	if v.FirstNaN == nil || v.FirstNaN.Op != "Tensor.__truediv__.0.forward" {
+		t.Errorf("first NaN = %+v, want the division", v.FirstNaN)
+	}
+}
+
+func TestTrapLegitimateMasks(t *testing.T) {
+	mask := []string{
+		"Torch.full.0.forward out=-inf",           // mask built on purpose
+		"Torch.triu.0.forward in=-inf out=-inf",   // flows on
+		"Tensor.__add__.0.forward in=1,-inf out=-inf",
+		"Functional.softmax.0.forward in=-inf out=1",
+		"Tensor.masked_fill.0.forward in=1,1,c-inf out=-inf", // -inf constant argument
+		"Functional.softmax.1.forward in=-inf out=1",
+		"Tensor.__add__.1.forward in=1,-inf out=-inf", // a mask buffer made before the step
+		"Functional.softmax.2.forward in=-inf out=1",
+	}
+	v := trace1(t, writeRun(t, 0, same(2, mask...)))
+	if v.Anomaly {
+		t.Fatalf("legitimate masks reported as an anomaly: %+v", v.Origin)
+	}
+	found := false
+	for _, s := range v.Suppressed {
+		if s.Op == "Torch.full" && s.WouldBeOrigin && s.Values == "-inf" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the mask construction is not listed as suppressed: %+v", v.Suppressed)
+	}
+
+	// A softmax over a fully masked row makes NaN from masked -inf only:
+	// that softmax is the origin; the mask does not hide the new kind.
+	bad := append(append([]string{}, mask[:3]...), "Functional.softmax.0.forward in=-inf out=nan", "Torch.matmul.0.forward in=nan,1 out=nan")
+	v = trace1(t, writeRun(t, 0, map[int][]string{0: mask, 1: bad}))
+	if o := v.Origin; o == nil || o.Op != "Functional.softmax.0.forward" || o.Kind != "nan" || o.Ranks[0] != 1 || !o.Captured {
+		t.Fatalf("origin = %+v, want the softmax on rank 1", o)
+	}
+}
+
+func TestTrapNegInfGrowsIntoNaN(t *testing.T) {
+	// log(0) = -inf is not a mask; 0 * -inf = NaN two calls later.
+	v := trace1(t, writeRun(t, 0, same(1,
+		"Torch.log.0.forward in=1 out=-inf",
+		"Tensor.__mul__.0.forward in=-inf,1 out=nan",
+	)))
+	if o := v.Origin; o == nil || o.Op != "Torch.log.0.forward" || o.Kind != "inf" || o.Confidence != "medium" {
+		t.Fatalf("origin = %+v, want log(0) with medium confidence", o)
+	}
+	// The same -inf that never grows into NaN is only listed.
+	v = trace1(t, writeRun(t, 0, same(1, "Torch.log.0.forward in=1 out=-inf", "Functional.softmax.0.forward in=-inf out=1")))
+	if v.Anomaly || len(v.Suppressed) == 0 {
+		t.Errorf("a harmless -inf: anomaly %v, suppressed %+v", v.Anomaly, v.Suppressed)
+	}
+}
+
+func TestTrapCreationAndOutBuffers(t *testing.T) {
+	v := trace1(t, writeRun(t, 0, same(2,
+		"Torch.empty.0.forward out=nan",
+		"Tensor.copy_.0.forward in=nan,1 out=1",
+		"Torch.empty_like.0.forward in=1 out=inf",
+		"Torch.matmul.0.forward in=1,1 kw:out=inf out=1",
+		"Tensor.half.0.forward in=1 out=1",
+	)))
+	if v.Anomaly {
+		t.Fatalf("uninitialised memory reported as an anomaly: %+v", v.Origin)
+	}
+	// A cast that overflows is never filtered.
+	v = trace1(t, writeRun(t, 0, same(1, "Torch.empty.0.forward out=nan", "Tensor.half.0.forward in=1 out=inf")))
+	if o := v.Origin; o == nil || o.Op != "Tensor.half.0.forward" || o.Kind != "inf" {
+		t.Fatalf("origin = %+v, want the cast", o)
+	}
+}
+
+func TestTrapReceiveBuffersAndLaterCollectives(t *testing.T) {
+	// Old dumps record receive buffers before the call: garbage, never a source.
+	ranks := map[int][]string{
+		0: {"Torch.log.0.forward in=1 out=nan", "Distributed.all_gather.0.forward in=nan,nan group=0,1 out=nan,nan", "Distributed.all_reduce.0.forward in=nan group=0,1 out=nan"},
+		1: {"Torch.log.0.forward in=1 out=1", "Distributed.all_gather.0.forward in=nan,1 group=0,1 out=nan,1", "Distributed.all_reduce.0.forward in=nan group=0,1 out=nan"},
+	}
+	v := trace1(t, writeRun(t, 0, ranks))
+	o := v.Origin
+	if o == nil || len(o.Ranks) != 1 || o.Ranks[0] != 0 || o.Op != "Torch.log.0.forward" {
+		t.Fatalf("origin = %+v, want rank 0 only (rank 1's all_gather buffer is garbage)", o)
+	}
+	if c := v.Carrier; c == nil || c.Op != "Distributed.all_gather.0.forward" || !equalInts(c.ToRanks, []int{1}) {
+		t.Errorf("carrier = %+v, want the all_gather (not the later all_reduce, NaN everywhere)", c)
+	}
+}
+
+func TestTrapTieAndGroups(t *testing.T) {
+	// Ranks 1 and 3 make NaN at the same call; the all_reduce in group
+	// {0,1} and the one in group {2,3} carry it to ranks 0 and 2.
+	clean := "Tensor.mul.0.forward in=1 out=1"
+	bad := "Tensor.mul.0.forward in=1 out=nan"
+	ranks := map[int][]string{
+		0: {clean, "Distributed.all_reduce.0.forward in=1 group=0,1 out=nan"},
+		1: {bad, "Distributed.all_reduce.0.forward in=nan group=0,1 out=nan"},
+		2: {clean, "Distributed.all_reduce.0.forward in=1 group=2,3 out=nan"},
+		3: {bad, "Distributed.all_reduce.0.forward in=nan group=2,3 out=nan"},
+	}
+	v := trace1(t, writeRun(t, 1, ranks))
+	o := v.Origin
+	if o == nil || !o.Tie || !equalInts(o.Ranks, []int{1, 3}) || o.Confidence != "medium" {
+		t.Fatalf("origin = %+v, want a tie of ranks 1 and 3", o)
+	}
+	if len(v.Spread) != 2 || !equalInts(v.Spread[0].FromRanks, []int{1}) || !equalInts(v.Spread[0].ToRanks, []int{0}) ||
+		!equalInts(v.Spread[1].FromRanks, []int{3}) || !equalInts(v.Spread[1].ToRanks, []int{2}) {
+		t.Errorf("spread = %+v, want 1->0 and 3->2 (paired by group)", v.Spread)
+	}
+}
+
+func TestTrapPointToPoint(t *testing.T) {
+	ranks := map[int][]string{
+		0: {"Torch.sqrt.0.forward in=1 out=nan", "Distributed.send.0.forward in=nan peer=1"},
+		1: {"Distributed.recv.0.forward in=nan peer=0 out=nan", "Tensor.add.0.forward in=nan out=nan"},
+	}
+	v := trace1(t, writeRun(t, 2, ranks))
+	if o := v.Origin; o == nil || !equalInts(o.Ranks, []int{0}) || o.Op != "Torch.sqrt.0.forward" {
+		t.Fatalf("origin = %+v, want rank 0 (rank 1's recv buffer is garbage)", o)
+	}
+	if c := v.Carrier; c == nil || c.Op != "Distributed.send.0.forward" || !equalInts(c.FromRanks, []int{0}) || !equalInts(c.ToRanks, []int{1}) {
+		t.Errorf("carrier = %+v, want the send from 0 to 1", c)
+	}
+}
+
+func TestTrapCollectiveOrigin(t *testing.T) {
+	// Finite inputs everywhere, Inf out of the sum: the all_reduce is the origin.
+	v := trace1(t, writeRun(t, 0, same(3, "Tensor.mul.0.forward in=1 out=1", "Distributed.all_reduce.0.forward in=1 group=0,1,2 out=inf", "Tensor.div_.0.forward in=inf out=inf")))
+	o := v.Origin
+	if o == nil || !o.Collective || !o.Captured || o.Op != "Distributed.all_reduce.0.forward" || o.Kind != "inf" || !equalInts(o.Ranks, []int{0, 1, 2}) || o.Tie {
+		t.Fatalf("origin = %+v, want the collective itself on all ranks", o)
+	}
+	if v.Carrier != nil {
+		t.Errorf("carrier = %+v, want none", v.Carrier)
+	}
+}
+
+func TestTrapNotCaptured(t *testing.T) {
+	// Rank 1's first sign is a call whose input is already NaN (the call that
+	// made it was filtered out of the dump).
+	ranks := map[int][]string{
+		0: {"Tensor.mul.0.forward in=1 out=1", "Tensor.add.0.forward in=1 out=1", "Distributed.all_reduce.0.forward in=1 out=nan"},
+		1: {"Tensor.mul.0.forward in=1 out=1", "Tensor.add.0.forward in=nan out=nan", "Distributed.all_reduce.0.forward in=nan out=nan"},
+	}
+	v := trace1(t, writeRun(t, 4, ranks))
+	o := v.Origin
+	if o == nil || o.Captured || o.Op != "Tensor.add.0.forward" || !equalInts(o.Ranks, []int{1}) || o.Confidence != "low" || o.Stage != "forward" {
+		t.Fatalf("origin = %+v, want not captured on rank 1 at Tensor.add", o)
+	}
+	if iv := o.Interval; iv == nil || iv.After == nil || iv.After.Op != "Tensor.mul.0.forward" || iv.Before.Op != "Tensor.add.0.forward" {
+		t.Errorf("interval = %+v, want between Tensor.mul.0 and Tensor.add.0", o.Interval)
+	}
+	if c := v.Carrier; c == nil || c.Op != "Distributed.all_reduce.0.forward" {
+		t.Errorf("carrier = %+v (groups not recorded: paired by name)", c)
+	}
+}
+
+func TestTrapOptimizerAndUnrecordedPath(t *testing.T) {
+	// Rank 0 makes NaN in the update (after the last backward call); rank 1
+	// first shows it later with no recorded collective (DDP's C++ all-reduce).
+	ranks := map[int][]string{
+		0: {"Torch.sqrt.0.backward in=1 out=1", "Tensor.addcdiv_.0.forward in=1,1,1 out=nan"},
+		1: {"Torch.sqrt.0.backward in=1 out=1", "Tensor.addcdiv_.0.forward in=1,1,1 out=1", "Tensor.add_.0.forward in=nan out=nan"},
+	}
+	v := trace1(t, writeRun(t, 7, ranks))
+	o := v.Origin
+	if o == nil || o.Stage != "optimizer" || !equalInts(o.Ranks, []int{0}) || o.Op != "Tensor.addcdiv_.0.forward" || o.Confidence != "medium" {
+		t.Fatalf("origin = %+v, want rank 0's optimizer call, medium confidence", o)
+	}
+	var role string
+	for _, c := range v.Candidates {
+		if c.Rank == 1 {
+			role = c.Role
+		}
+	}
+	if !strings.Contains(role, "not record") {
+		t.Errorf("rank 1's role = %q, want a path the dump does not record", role)
+	}
+}
+
+func TestTrapNanCheckFlag(t *testing.T) {
+	v := trace1(t, writeRun(t, 0, same(1, "Functional.linear.0.forward in=1 out=1 is_nan=0", "NPU.npu_fusion_attention.0.forward in=1 out=1 is_nan=1")))
+	if o := v.Origin; o == nil || o.Kind != "overflow" || o.Op != "NPU.npu_fusion_attention.0.forward" || o.Confidence != "medium" {
+		t.Fatalf("origin = %+v, want the flagged call, kind overflow", o)
+	}
+}
