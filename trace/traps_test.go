@@ -137,8 +137,8 @@ func TestTrapInfBeforeNaN(t *testing.T) {
 
 func TestTrapLegitimateMasks(t *testing.T) {
 	mask := []string{
-		"Torch.full.0.forward out=-inf",           // mask built on purpose
-		"Torch.triu.0.forward in=-inf out=-inf",   // flows on
+		"Torch.full.0.forward out=-inf",         // mask built on purpose
+		"Torch.triu.0.forward in=-inf out=-inf", // flows on
 		"Tensor.__add__.0.forward in=1,-inf out=-inf",
 		"Functional.softmax.0.forward in=-inf out=1",
 		"Tensor.masked_fill.0.forward in=1,1,c-inf out=-inf", // -inf constant argument

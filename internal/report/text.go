@@ -52,7 +52,9 @@ func kindWord(k string) string {
 	return k
 }
 
-func rankWord(ranks []int) string { return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks) }
+func rankWord(ranks []int) string {
+	return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks)
+}
 
 func stepsWord(steps []int) string {
 	return plural(len(steps), "step ", "steps ") + dump.FormatRanges(steps)
