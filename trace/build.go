@@ -341,7 +341,7 @@ func (b *builder) judge() {
 	if c := b.v.Carrier; c != nil {
 		for _, rank := range r.ranks {
 			if cl := r.locals[rank]; cl.role == roleReceived && r.scans[rank].collOf(cl.first).named {
-				o.Reasons = append(o.Reasons, "collective groups were not recorded (older msprobe, or the default group): calls were paired by entry name")
+				o.Reasons = append(o.Reasons, "the collectives carry no group (the default group, or msprobe older than 2024-11): they were paired by entry name")
 				break
 			}
 		}
