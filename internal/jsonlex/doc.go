@@ -3,14 +3,22 @@
 // It differs from encoding/json and jsontext in the ways dump.json needs:
 //
 //   - the bare tokens NaN, Infinity and -Infinity (what Python's json module
-//     writes for non-finite floats) are accepted as values;
+//     writes for non-finite floats) are accepted as values, and returned as
+//     tokens of their own kinds;
 //   - it reads from an io.Reader through a fixed window, so memory does not
 //     grow with the size of the input, and every token carries its byte
 //     offset in the stream;
-//   - it does not build values: the caller pulls tokens and decides what to
-//     keep, so skipping the parts it does not need costs almost nothing.
+//   - it does not build values: the caller pulls tokens with [Lexer.Next] and
+//     decides what to keep, and [Lexer.SkipValue] passes over the parts it
+//     does not need without copying or unescaping anything.
 //
-// Syntax is otherwise strict JSON (RFC 8259): the grammar of numbers,
-// strings, escapes, commas and colons is checked, and an error names the byte
-// offset where the input stopped making sense.
+// Syntax is otherwise strict JSON (RFC 8259): one top-level value, and the
+// grammar of numbers, strings, escapes, commas and colons is checked. A
+// leading byte order mark is rejected. Invalid UTF-8 inside strings is passed
+// through unchanged. An error is a [*SyntaxError] that names the byte offset
+// where the input stopped making sense and says whether the input was merely
+// truncated.
+//
+// The Bytes of a token point into the lexer's buffers and are valid only
+// until the next call on the lexer; in the steady state no call allocates.
 package jsonlex
