@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -694,6 +693,9 @@ var interned = func() map[string]string {
 }()
 
 func intern(b []byte) string {
+	if string(b) == "torch.Tensor" {
+		return "torch.Tensor"
+	}
 	if s, ok := interned[string(b)]; ok {
 		return s
 	}
@@ -826,7 +828,7 @@ func (r *Reader) stat(tok jsonlex.Token) Stat {
 // it overflows float64 (1e309), which only a long literal or one with an
 // exponent can do; only those, or all with details, are parsed.
 func numberStat(lit []byte, details bool) Stat {
-	if !details && len(lit) < 24 && bytes.IndexAny(lit, "eE") < 0 {
+	if !details && len(lit) < 24 && !hasExponent(lit) {
 		return Stat{Kind: StatNumber}
 	}
 	v, _ := strconv.ParseFloat(string(lit), 64)
@@ -838,6 +840,15 @@ func numberStat(lit []byte, details bool) Stat {
 		st.Class = NegInf
 	}
 	return st
+}
+
+func hasExponent(lit []byte) bool {
+	for _, c := range lit {
+		if c|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }
 
 // stringStat reads the string spellings older dumps and mocks use for

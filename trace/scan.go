@@ -83,7 +83,7 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 	if info, err := f.Stat(); err == nil {
 		s.bytes = info.Size()
 	}
-	rd2 := dump.NewReader(f, dump.ReaderOptions{})
+	rd2 := dump.NewReader(f, dump.ReaderOptions{WindowSize: windowFor(s.bytes)})
 	seen := map[string]int{}
 	prevClean, prevName := -1, ""
 	var prevOff [2]int64
@@ -217,4 +217,12 @@ func (s *rankScan) collOf(ev *event) *collEvent {
 
 func (s *rankScan) label() string {
 	return fmt.Sprintf("step %d rank %d", s.dir.Step, s.dir.Rank)
+}
+
+// windowFor sizes the read window: the whole file when it is small (a 1 MiB
+// window cleared for a 100 kB file costs more than reading it), 1 MiB
+// otherwise.
+func windowFor(size int64) int {
+	const lo, hi = 16 << 10, 1 << 20
+	return int(min(max(size+1, lo), hi))
 }

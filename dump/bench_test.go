@@ -1,0 +1,44 @@
+package dump
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchFile is a real msprobe dump.json with NaN and Infinity in it.
+func benchFile(b *testing.B) []byte {
+	dir := sharedDir(b)
+	data, err := os.ReadFile(filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/mix/step5/rank2/dump.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkReader reads a real dump.json entry by entry (summary mode, what
+// the scan uses), reporting MB/s and allocations per file.
+func BenchmarkReader(b *testing.B) {
+	data := benchFile(b)
+	for _, details := range []bool{false, true} {
+		name := "summary"
+		if details {
+			name = "details"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r := NewReader(bytes.NewReader(data), ReaderOptions{Details: details, WindowSize: len(data) + 1})
+				n := 0
+				for r.Next() {
+					n += len(r.Entry().Tensors)
+				}
+				if r.Err() != nil || n == 0 {
+					b.Fatal(r.Err())
+				}
+			}
+		})
+	}
+}
