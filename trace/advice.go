@@ -39,22 +39,21 @@ func (b *builder) advice() []string {
 	o, r := b.v.Origin, b.r
 	var out []string
 	n := dump.ParseName(o.Op)
-	ranks := dump.FormatRanges(o.Ranks)
 	switch {
 	case len(r.sources) == 0 && r.collOrigin == nil:
-		out = append(out, fmt.Sprintf("Dump ranks %s at step %d: the value came from them.", ranks, o.Step))
+		out = append(out, fmt.Sprintf("Dump %s at step %d: the value came from there.", rankList(o.Ranks), o.Step))
 	case o.Captured:
 		if h, ok := hints[n.API]; ok {
 			out = append(out, fmt.Sprintf("%s: %s.", o.Op, h))
 		}
 		out = append(out, fmt.Sprintf(
-			"Reproduce it alone: dump real tensors of step %d, rank %s with msprobe task \"tensor\", \"list\": [%q], then re-run %s on the saved inputs.",
-			o.Step, ranks, n.Op(), n.Op()))
+			"Reproduce it alone: dump real tensors of step %d, %s with msprobe task \"tensor\", \"list\": [%q], then re-run %s on the saved inputs.",
+			o.Step, rankList(o.Ranks), n.Op(), n.Op()))
 		if n.Dir == dump.Backward {
 			out = append(out, fmt.Sprintf("It happened in the backward of %s: the forward call %s had finite values, so look at its gradient formula at those inputs.", n.Op(), n.ForwardName()))
 		}
 		if o.Tie {
-			out = append(out, fmt.Sprintf("Compare what ranks %s had that the others did not at step %d (their batch, their experts, their shard).", ranks, o.Step))
+			out = append(out, fmt.Sprintf("Compare what %s had that the others did not at step %d (their batch, their experts, their shard).", rankList(o.Ranks), o.Step))
 		}
 	case o.Stage == "optimizer":
 		out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it. Dump step %d (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Op, o.Step, o.Step-1, o.Step-1, o.Step-1))
@@ -88,4 +87,11 @@ func cleanAdvice(m *modeResult) []string {
 		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
 	}
 	return out
+}
+
+func rankList(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	return "ranks " + dump.FormatRanges(ranks)
 }

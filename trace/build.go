@@ -258,7 +258,7 @@ func (b *builder) candidates() {
 		case l.role == roleReceived && r.collOrigin != nil && s.collOf(l.first).key == r.collOrigin.key:
 			role = "origin: the collective made it from clean inputs"
 		case l.role == roleReceived:
-			role = "received through " + s.collOf(l.first).name
+			role = "received"
 		default:
 			role = "not captured"
 		}

@@ -25,9 +25,15 @@ type local struct {
 	births   []*event   // calls that made a new kind, in order (candidates)
 }
 
+// stage places a call in the step: backward by its name; after the last
+// backward call, collectives still belong to the backward (they synchronise
+// the gradients) and other calls to the optimizer's update; forward
+// otherwise. construct.json, when it tags the update, refines this later.
 func (s *rankScan) stage(ev *event) string {
 	switch {
 	case ev.dir == dump.Backward || ev.dir == dump.ParamGrad:
+		return "backward"
+	case s.lastBwd >= 0 && ev.index > s.lastBwd && ev.collIdx >= 0:
 		return "backward"
 	case s.lastBwd >= 0 && ev.index > s.lastBwd:
 		return "optimizer"

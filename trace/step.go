@@ -98,6 +98,20 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 	}
 	r.demoteLateUncaptured()
 
+	// A sender whose dump ends before the collective is still known when it
+	// already held the value: a source rank among the unread participants.
+	for _, h := range hops {
+		if len(h.from) > 0 {
+			continue
+		}
+		for _, m := range h.missing {
+			for _, s := range r.sources {
+				if m == s {
+					h.from = append(h.from, m)
+				}
+			}
+		}
+	}
 	for _, h := range hops {
 		if len(h.from) == 0 && len(h.missing) == 0 && r.collOrigin == nil {
 			// clean inputs everywhere, non-finite result: the collective itself

@@ -97,4 +97,3 @@ func scenarioSpec(name string) (synth.Spec, bool) {
 	}
 	return synth.Spec{}, false
 }
-

@@ -240,17 +240,34 @@ func (p *printer) list(title string, items []string) {
 	p.f("\n")
 }
 
+// candidates lists what each rank was, ranks with the same story on one line.
 func (p *printer) candidates(v *trace.Verdict) {
 	if len(v.Candidates) == 0 {
 		return
 	}
+	type group struct {
+		c     trace.Candidate
+		ranks []int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, c := range v.Candidates {
+		key := c.Op + "\x00" + c.Stage + "\x00" + c.Kind + "\x00" + c.Role
+		g := byKey[key]
+		if g == nil {
+			g = &group{c: c}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.ranks = append(g.ranks, c.Rank)
+	}
 	p.f("Ranks at step %d\n", v.Origin.Step)
-	for i, c := range v.Candidates {
+	for i, g := range groups {
 		if i == 16 {
-			p.f("  ... %d more (see --format json)\n", len(v.Candidates)-i)
+			p.f("  ... %d more (see --format json)\n", len(groups)-i)
 			break
 		}
-		p.f("  rank %-4d %-40s #%-6d %-9s %-4s %s\n", c.Rank, c.Op, c.Index, c.Stage, c.Kind, c.Role)
+		p.f("  %-14s %-42s %-9s %-4s %s\n", rankWord(g.ranks), g.c.Op, g.c.Stage, g.c.Kind, g.c.Role)
 	}
 	p.f("\n")
 }

@@ -1,0 +1,286 @@
+package synth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// world is the simulated cluster.
+type world struct {
+	spec  *Spec
+	dims  dims
+	topo  *topology
+	ranks []*rankState
+	comm  *comm
+	tr    *tracker
+}
+
+// rankState is what a rank keeps from one step to the next.
+type rankState struct {
+	rank         int
+	lay          layout
+	model        *modelParts
+	chains       *chains
+	clk          int64
+	contaminated bool
+	births       []birthRec
+	lossBad      int // first step with a non-finite loss, -1 if none
+	dirName      string
+}
+
+// birthRec is an op that created illegitimate non-finite values from clean
+// inputs.
+type birthRec struct {
+	step, rank  int
+	clk         int64
+	name        string // entry name, "" when not hooked
+	key         string // identifies the op across ranks
+	captured    bool
+	stage, kind string
+	end         int64 // byte offset after the entry in dump.json
+	visible     *OpAt // first dumped entry showing the anomaly
+	visibleEnd  int64
+	firstNaN    *OpAt
+}
+
+func newWorld(s *Spec) *world {
+	w := &world{spec: s, dims: specDims(s), topo: newTopology(s), tr: &tracker{}}
+	for r := 0; r < s.Ranks; r++ {
+		st := &rankState{rank: r, chains: newChains(), lossBad: -1}
+		st.lay = w.topo.layout(s, r)
+		st.model = w.buildModel(r, st.lay)
+		switch s.Format.RankDir {
+		case "proc":
+			st.dirName = "proc" + strconv.Itoa(1000+int(uint64(s.Seed)%60000))
+		case "bare":
+			st.dirName = "rank"
+		default:
+			st.dirName = "rank" + strconv.Itoa(r)
+		}
+		w.ranks = append(w.ranks, st)
+	}
+	return w
+}
+
+// Generate simulates the run described by spec and writes its dump under
+// dir (which must be empty or absent): dir/stepN/<rank dir>/{dump,stack,
+// construct}.json for every dumped step and dir/synth_truth.json. It
+// returns the truth.
+func Generate(spec Spec, dir string) (*Truth, error) {
+	s, err := spec.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	w := newWorld(s)
+	last := s.Steps[len(s.Steps)-1]
+	for step := 0; step <= last; step++ {
+		if err := w.runStep(step, slices.Contains(s.Steps, step), dir); err != nil {
+			return nil, err
+		}
+	}
+	t := w.truth()
+	if err := w.applyDamage(dir, t); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(t, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("synth: encode truth: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "synth_truth.json"), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("synth: write truth: %w", err)
+	}
+	return t, nil
+}
+
+func prepareDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("synth: create output directory: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("synth: read output directory: %w", err)
+	case len(ents) > 0:
+		return fmt.Errorf("synth: output directory %s is not empty", dir)
+	}
+	return nil
+}
+
+// runStep runs one step on every rank concurrently.
+func (w *world) runStep(step int, dumped bool, dir string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.comm = newComm(ctx)
+	errs := make([]error, len(w.ranks))
+	var wg sync.WaitGroup
+	for i := range w.ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					if a, ok := v.(errAborted); ok {
+						errs[i] = a
+					} else {
+						errs[i] = fmt.Errorf("synth: rank %d step %d: %v\n%s", i, step, v, debug.Stack())
+					}
+					cancel()
+				}
+			}()
+			if err := w.runRank(i, step, dumped, dir); err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	var aborted error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if _, ok := err.(errAborted); ok {
+			aborted = errors.New("synth: aborted")
+			continue
+		}
+		return err
+	}
+	return aborted
+}
+
+func (e errAborted) Error() string { return "synth: aborted: " + e.err.Error() }
+
+// runRank executes and writes one rank's step.
+func (w *world) runRank(rank, step int, dumped bool, dir string) error {
+	st := w.ranks[rank]
+	r := &rk{w: w, st: st, rank: rank, step: step, dumped: dumped, mix: w.spec.Level == "mix",
+		g:        newGen(uint64(w.spec.Seed), uint64(step), uint64(rank), 0xac7),
+		counters: map[string]int{}, modCount: map[string]int{}, cseen: map[string]bool{},
+		collSeq: map[string]int{}, gradCount: map[*module]int{}}
+	var rdir string
+	if dumped {
+		rdir = filepath.Join(dir, "step"+strconv.Itoa(step), st.dirName)
+		if err := os.MkdirAll(rdir, 0o755); err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+		df, err := newDumpFile(filepath.Join(rdir, "dump.json"), w.spec.Level, &w.spec.Format)
+		if err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+		r.df = df
+		r.stacks = newStackTable()
+		defer func() {
+			if r.df != nil {
+				r.df.close()
+			}
+		}()
+	}
+	r.runStep()
+	if !dumped {
+		return nil
+	}
+	err := r.df.close()
+	r.df = nil
+	if err != nil {
+		return fmt.Errorf("synth: write dump.json: %w", err)
+	}
+	if err := writeStack(filepath.Join(rdir, "stack.json"), &w.spec.Format, st.chains, r.stacks); err != nil {
+		return fmt.Errorf("synth: write stack.json: %w", err)
+	}
+	if err := writeConstruct(filepath.Join(rdir, "construct.json"), &w.spec.Format, r.mix, r.construct); err != nil {
+		return fmt.Errorf("synth: write construct.json: %w", err)
+	}
+	return nil
+}
+
+// writeConstruct writes construct.json ({} for L1).
+func writeConstruct(path string, f *Format, mix bool, ents []cEnt) error {
+	j, err := newJSONOut(path, f)
+	if err != nil {
+		return err
+	}
+	j.raw("{")
+	if mix {
+		for i, e := range ents {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.nl(1)
+			j.key(e.name)
+			if e.parent == "" {
+				j.raw("null")
+			} else {
+				j.str(e.parent)
+			}
+		}
+		if len(ents) > 0 {
+			j.nl(0)
+		}
+	}
+	j.raw("}")
+	return j.close()
+}
+
+// applyDamage truncates and removes files as the spec asks.
+func (w *world) applyDamage(dir string, t *Truth) error {
+	for _, d := range w.spec.Damage {
+		rdir := filepath.Join(dir, "step"+strconv.Itoa(d.Step), w.ranks[d.Rank].dirName)
+		if d.TruncateAt > 0 {
+			p := filepath.Join(rdir, "dump.json")
+			fi, err := os.Stat(p)
+			if err != nil {
+				return fmt.Errorf("synth: damage: %w", err)
+			}
+			size := fi.Size()
+			from := int64(0)
+			if d.AfterOrigin {
+				if end := w.originEnd(d.Step, d.Rank); end > 0 {
+					from = end
+				}
+			}
+			cut := from + int64(d.TruncateAt*float64(size-from))
+			if err := os.Truncate(p, cut); err != nil {
+				return fmt.Errorf("synth: damage: %w", err)
+			}
+		}
+		if d.DropStack {
+			if err := os.Remove(filepath.Join(rdir, "stack.json")); err != nil {
+				return fmt.Errorf("synth: damage: %w", err)
+			}
+		}
+		if d.DropConstruct {
+			if err := os.Remove(filepath.Join(rdir, "construct.json")); err != nil {
+				return fmt.Errorf("synth: damage: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// originEnd is the byte offset after the origin entry (or the first entry
+// showing it) of the rank's first birth at step.
+func (w *world) originEnd(step, rank int) int64 {
+	for _, b := range w.ranks[rank].births {
+		if b.captured && b.step == step {
+			return b.end
+		}
+		if b.visible != nil && b.visible.Step == step {
+			return b.visibleEnd
+		}
+	}
+	return 0
+}

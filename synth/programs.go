@@ -1,0 +1,472 @@
+package synth
+
+import (
+	"math"
+	"slices"
+)
+
+// maskInfo is the causal mask of eager attention.
+type maskInfo struct {
+	add  *tensor // additive -inf mask
+	bool *tensor // boolean mask for masked_fill / the fused kernel
+}
+
+// runStep executes one training step of one rank.
+func (r *rk) runStep() {
+	s := r.w.spec
+	d := r.w.dims
+	mp := r.st.model
+	l := r.st.lay
+	act := []int{d.B, d.S, d.H}
+	for _, p := range mp.params {
+		p.t.RG = p.from <= r.step
+	}
+
+	// forward
+	var h, stageIn *tensor
+	if !mp.first {
+		r.setPhase(phForward, &ctxPipeFwd, false)
+		stageIn = r.recv(sRecvBuf, sRecv, l.prev, act, d.dt, nil)
+		stageIn.RG = true
+		h = stageIn
+	}
+	r.setPhase(phForward, &ctxModel, true)
+	var tokens *tensor
+	if mp.first {
+		tokens = ints([]int{d.B, d.S}, int64(r.g.r.IntN(7)), int64(d.V-1-r.g.r.IntN(3)))
+		h = r.embed(tokens)
+	}
+	mk := r.buildMask(tokens)
+	for _, lm := range mp.layers {
+		h = r.layer(lm, h, mk)
+	}
+	var loss *tensor
+	if mp.last {
+		r.enter(mp.lnf, sLnfCall, h)
+		h = r.layerNorm(sLayerNormF, h, mp.lnf.params[0].t, mp.lnf.params[1].t)
+		r.exit(h)
+		logits := r.callLinear(mp.head, sHeadCall, h)
+		r.setPhase(phForward, &ctxTrain, false)
+		flat := r.view(sLoss, "Tensor", "view", logits, []int{d.B * d.S, d.V}, aInt(-1), aInt(d.V))
+		labels := ints([]int{d.B * d.S}, int64(r.g.r.IntN(5)), int64(d.V-1-r.g.r.IntN(5)))
+		loss = r.crossEntropy(sLoss, flat, labels)
+		if loss.tainted() && r.st.lossBad < 0 {
+			r.st.lossBad = r.step
+		}
+	} else {
+		r.setPhase(phForward, &ctxPipeSend, false)
+		r.send(sSend, h, l.next)
+	}
+
+	// backward
+	r.setPhase(phBackward, &ctxBwdFn, false)
+	var gs *gradSet
+	if mp.last {
+		seed := scalar(loss.DT, 1)
+		gs = r.backward([]*tensor{loss}, []*tensor{seed})
+	} else {
+		r.setPhase(phBackward, &ctxPipeRecv, false)
+		gout := r.recv(sRecvGBuf, sRecvG, l.next, h.Shape, d.dt, h)
+		r.setPhase(phBackward, &ctxBwdFn, false)
+		gs = r.backward([]*tensor{h}, []*tensor{gout})
+	}
+	if stageIn != nil {
+		gin := gs.t[stageIn]
+		if gin == nil {
+			gin = zeros(stageIn.Shape, stageIn.DT)
+		}
+		r.setPhase(phBackward, &ctxPipeBack, false)
+		r.send(sSendG, gin, l.prev)
+	}
+
+	// gradient synchronisation, logging, clipping, update
+	r.gradSync(gs)
+	if s.LossLog && mp.last {
+		r.lossLog(loss, l.dp)
+	}
+	if s.ClipGrad {
+		r.clipGrad(gs)
+	}
+	r.optimizer(gs)
+}
+
+// linkView makes b an autograd alias of a where no hooked op runs (an
+// implicit dtype promotion).
+func (r *rk) linkView(a, b *tensor) {
+	b.RG = a.RG
+	r.push("", visHidden, []*tensor{a}, []*tensor{b}, func(g []*tensor) []*tensor {
+		gx := g[0].withShape(a.Shape...)
+		return []*tensor{gx}
+	})
+}
+
+// faultOn reports whether fault k fires on this rank at this step (a fault
+// without ranks fires everywhere).
+func (r *rk) faultOn(k FaultKind) bool {
+	f := r.w.spec.Fault
+	if f == nil || f.Kind != k || f.Step != r.step {
+		return false
+	}
+	return len(f.Ranks) == 0 || slices.Contains(f.Ranks, r.rank)
+}
+
+func (r *rk) faultLayer(k FaultKind, layer int) bool {
+	return r.faultOn(k) && r.w.spec.Fault.Layer == layer
+}
+
+func (r *rk) faultValue(def float64) float64 {
+	if v := r.w.spec.Fault.Value; v != 0 {
+		return v
+	}
+	return def
+}
+
+// embed is the embedding stage (and the optional log feature).
+func (r *rk) embed(tokens *tensor) *tensor {
+	mp := r.st.model
+	s := r.w.spec
+	d := r.w.dims
+	w := mp.embed.params[0]
+	r.enter(mp.embed, sEmbedCall, tokens)
+	var h *tensor
+	if s.TP > 1 {
+		h = r.embedding(sVocabEmb, tokens, w.t)
+		h.Zero = true
+		h = r.tpReduce(sVocabRed, h)
+	} else {
+		h = r.embedding(sEmbeddingF, tokens, w.t)
+	}
+	r.exit(h)
+	if mp.feat != nil {
+		feats := r.g.positive([]int{d.B, d.S, 8}, dtF32, 0.5+0.01*r.g.u(), 1.25, 2-0.01*r.g.u())
+		if r.faultOn(LogNegative) {
+			feats.Min = r.faultValue(-0.75)
+			if feats.Min == 0 {
+				feats.Zero = true
+			}
+		}
+		lf := r.log(sFeatLog, feats)
+		proj := r.callLinear(mp.feat, sFeatCall, r.castTo(lf, d.dt))
+		h = r.add(sFeatCall, h, proj, false)
+	}
+	return h
+}
+
+// castTo changes the dtype of a value produced in float32 (the features are
+// float32 whatever the model dtype; the projection casts them implicitly).
+func (r *rk) castTo(t *tensor, dt dtype) *tensor {
+	if t.DT == dt {
+		return t
+	}
+	c := t.clone()
+	c.DT = dt
+	r.linkView(t, c)
+	return c
+}
+
+// buildMask creates the step's causal mask.
+func (r *rk) buildMask(tokens *tensor) *maskInfo {
+	s := r.w.spec
+	d := r.w.dims
+	if s.Attention == "custom" {
+		return nil
+	}
+	mk := &maskInfo{}
+	if s.Mask == "add" {
+		f := r.full(sMaskFull, d.S, d.dt)
+		mk.add = r.triu(sMaskTriu, f)
+		return mk
+	}
+	ones := r.onesBool(sMaskBool, d.S)
+	mk.bool = r.triu(sMaskBool, ones)
+	if (r.w.has(MaskedSoftmaxNaN) || r.w.has(Uncaptured)) && tokens != nil {
+		pad := r.padMask(sMaskPad, tokens, r.faultOn(MaskedSoftmaxNaN) || r.faultOn(Uncaptured))
+		mk.bool = r.orMask(sMaskPad, mk.bool, pad, d.B)
+	}
+	return mk
+}
+
+// callLinear calls a Linear-like module at call site s.
+func (r *rk) callLinear(m *module, s *site, x *tensor) *tensor {
+	r.enter(m, s, x)
+	fs := sLinearF
+	switch m.class {
+	case "ColumnParallelLinear":
+		fs = sColLinear
+	case "RowParallelLinear":
+		fs = sRowLinear
+	}
+	var b *tensor
+	if len(m.params) > 1 {
+		b = m.params[1].t
+	}
+	y := r.linear(fs, x, m.params[0].t, b)
+	if m.class == "RowParallelLinear" {
+		y = r.tpReduce(sRowReduce, y)
+	}
+	r.exit(y)
+	return y
+}
+
+// tpReduce is the forward all_reduce of a row-parallel output; its
+// backward is the identity.
+func (r *rk) tpReduce(s *site, x *tensor) *tensor {
+	y := r.allReduce(s, x, r.st.lay.tp)
+	if y == x {
+		return x
+	}
+	r.push("", visHidden, []*tensor{x}, []*tensor{y}, func(g []*tensor) []*tensor {
+		return []*tensor{g[0]}
+	})
+	return y
+}
+
+// tpCopy is Megatron's copy to the tensor-parallel region: identity in the
+// forward, all_reduce of the gradient in the backward.
+func (r *rk) tpCopy(x *tensor) *tensor {
+	tp := r.st.lay.tp
+	if tp.size() < 2 {
+		return x
+	}
+	y := x.clone()
+	y.RG = x.RG
+	n := &node{vis: visHidden, ins: []*tensor{x}, outs: []*tensor{y}, comm: true}
+	n.bwd = func(g []*tensor) []*tensor {
+		return []*tensor{r.allReduce(sCopyTPBwd, g[0], tp)}
+	}
+	if r.ph == phForward && x.RG {
+		y.node = n
+		r.tape = append(r.tape, n)
+	}
+	return y
+}
+
+// layer is one transformer block.
+func (r *rk) layer(lm *layerMods, h *tensor, mk *maskInfo) *tensor {
+	s := r.w.spec
+	var maskArg arg
+	if mk != nil {
+		if mk.add != nil {
+			maskArg = mk.add
+		} else {
+			maskArg = mk.bool
+		}
+	}
+	r.enter(lm.block, sLayerCall, h, maskArg)
+	if lm.delta != nil {
+		h = r.deltaFeature(lm, h)
+	}
+	r.enter(lm.ln1, sLn1Call, h)
+	x := r.layerNorm(sLayerNormF, h, lm.ln1.params[0].t, lm.ln1.params[1].t)
+	r.exit(x)
+	a := r.attention(lm, x, mk, maskArg)
+	h = r.add(sLn1Call, h, a, false)
+	ln2Site := sLn2Call
+	if r.w.has(AllToAllCarrier) && s.Fault.Layer == lm.idx {
+		ln2Site = sLn2Mask
+	}
+	r.enter(lm.ln2, ln2Site, h)
+	x = r.layerNorm(sLayerNormF, h, lm.ln2.params[0].t, lm.ln2.params[1].t)
+	r.exit(x)
+	padRows := 0
+	if ln2Site == sLn2Mask {
+		tm := constant([]int{r.w.dims.B, r.w.dims.S, 1}, x.DT, 1)
+		if r.faultLayer(AllToAllCarrier, lm.idx) {
+			padRows = r.padTokens()
+			tm.Min, tm.Zero, tm.ZeroRow = 0, true, true
+			tm.Mean = 1 - float64(padRows)/float64(r.w.dims.B*r.w.dims.S)
+			tm.Norm = math.Sqrt(float64(r.w.dims.B*r.w.dims.S - padRows))
+		}
+		x = r.mul(sLn2Mask, x, tm)
+	}
+	var y *tensor
+	if lm.moe != nil {
+		y = r.moe(lm, x, padRows)
+	} else {
+		y = r.mlp(lm, x)
+	}
+	if lm.gate != nil {
+		y = r.gateFeature(lm, x, y)
+	}
+	h = r.add(sResid2, h, y, false)
+	r.exit(h)
+	return h
+}
+
+// deltaFeature adds the projected length of the step between consecutive
+// positions (sqrt of a sum of squares).
+func (r *rk) deltaFeature(lm *layerMods, h *tensor) *tensor {
+	d := r.w.dims
+	sh := []int{d.B, d.S - 1, d.H}
+	a := r.view(sDeltaSub, "Tensor", "__getitem__", h, sh)
+	b := r.view(sDeltaSub, "Tensor", "__getitem__", h, sh)
+	if r.faultLayer(SqrtZeroBackward, lm.idx) {
+		r.inject = func(o *tensor) {
+			o.ZeroRow, o.Zero = true, true
+			o.Min = math.Min(o.Min, 0)
+			o.Max = math.Max(o.Max, 0)
+		}
+	}
+	dd := r.add(sDeltaSub, a, b, true)
+	sq := r.mul(sDeltaSq, dd, dd)
+	sum := r.reduceLast(sDeltaSq, "sum", sq)
+	st := r.sqrt(sDeltaSq, "Torch", sum)
+	pd := r.pad(sDeltaPad, st, 1)
+	pr := r.callLinear(lm.delta, sDeltaPad, pd)
+	return r.add(sDeltaPad, h, pr, false)
+}
+
+// gateFeature is the hand-written softmax gating of the MLP output.
+func (r *rk) gateFeature(lm *layerMods, x, y *tensor) *tensor {
+	if r.faultLayer(ExpOverflow, lm.idx) || r.faultLayer(SendRecvCarrier, lm.idx) {
+		v := r.faultValue(120)
+		r.inject = func(o *tensor) { o.Max = math.Max(o.Max, v) }
+	}
+	gl := r.callLinear(lm.gate, sGateExp, x)
+	e := r.exp(sGateExp, gl)
+	sum := r.reduceLast(sGateNorm, "sum", e)
+	w := r.truediv(sGateNorm, e, sum)
+	w1 := r.view(sGateMul, "Tensor", "__getitem__", w, shapeWithLast(w.Shape, 1))
+	return r.mul(sGateMul, y, w1)
+}
+
+// attention is the attention block of a layer.
+func (r *rk) attention(lm *layerMods, x *tensor, mk *maskInfo, maskArg arg) *tensor {
+	s := r.w.spec
+	d := r.w.dims
+	nh := d.NH / s.TP
+	hd := d.HD
+	if mk != nil {
+		r.enter(lm.attn, sLn1Call, x, maskArg)
+	} else {
+		r.enter(lm.attn, sLn1Call, x)
+	}
+	qkv := r.callLinear(lm.qkv, sQkvCall, r.tpCopy(x))
+	q, k, v := r.chunk3(sQkvCall, qkv)
+	scale := 1 / math.Sqrt(float64(hd))
+	var y *tensor
+	if s.Attention == "custom" {
+		y = r.customAttention(sCustomAtt, q, k, v, lm.relBias.t, scale, r.usedBuckets())
+	} else {
+		heads := func(t *tensor) *tensor {
+			t = r.view(sHeads, "Tensor", "view", t, []int{d.B, d.S, nh, hd}, aInt(d.B), aInt(d.S), aInt(nh), aInt(hd))
+			return r.view(sHeads, "Tensor", "transpose", t, []int{d.B, nh, d.S, hd}, aInt(1), aInt(2))
+		}
+		q4, k4, v4 := heads(q), heads(k), heads(v)
+		kt := r.view(sScores, "Tensor", "transpose", k4, []int{d.B, nh, hd, d.S}, aInt(-2), aInt(-1))
+		sc := r.matmul(sScores, q4, kt, []int{d.B, nh, d.S, d.S})
+		var p *tensor
+		if r.w.has(Uncaptured) {
+			p = r.fusedSoftmax(sc, mk.bool, scale)
+		} else {
+			sc = r.scale(sScores, sc, scale)
+			if mk.add != nil {
+				sc = r.add(sMaskAdd, sc, mk.add, false)
+			} else {
+				sc = r.maskedFill(sMaskFill, sc, mk.bool)
+			}
+			p = r.softmax(sSoftmax, "Functional", sc, []kv{{"dim", aInt(-1)}}, sc.DT)
+		}
+		y4 := r.matmul(sAttnV, p, v4, []int{d.B, nh, d.S, hd})
+		y4 = r.view(sMerge, "Tensor", "transpose", y4, []int{d.B, d.S, nh, hd}, aInt(1), aInt(2))
+		y = r.view(sMerge, "Tensor", "reshape", y4, []int{d.B, d.S, nh * hd}, aInt(d.B), aInt(d.S), aInt(-1))
+	}
+	out := r.callLinear(lm.out, sOutCall, y)
+	r.exit(out)
+	return out
+}
+
+// fusedSoftmax is an unhooked scale + mask + softmax kernel.
+func (r *rk) fusedSoftmax(x, mask *tensor, scale float64) *tensor {
+	n := float64(lastDim(x))
+	o := &tensor{Shape: x.Shape, DT: x.DT, Mean: 1 / n, Max: 1, Min: 0, Zero: true}
+	o.Std = 0.25
+	o.Norm = math.Sqrt(x.numel()/n) * math.Min(1, 1.6/math.Sqrt(n)+0.1)
+	o.NaN = x.NaN || x.PInf || x.NInf
+	if mask.FullRow {
+		o.NaN, o.born = true, true
+	}
+	settle(o, x)
+	r.push("", visHidden, []*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
+		gx := r.grad(x.Shape, x.DT, 0, nz(g[0].rms()*0.3))
+		gx.NaN = g[0].nonFinite() || o.NaN
+		return []*tensor{settle(gx, g[0], o)}
+	})
+	o.RG = x.RG
+	r.hiddenEvent("scaled_masked_softmax", []*tensor{x}, []*tensor{o})
+	return o
+}
+
+// hookGrad applies the faults that live in a parameter gradient.
+func (r *rk) hookGrad(p *param, g *tensor) {
+	f := r.w.spec.Fault
+	if f == nil {
+		return
+	}
+	switch {
+	case r.faultOn(CustomAttentionBackward):
+		for _, lm := range r.st.model.layers {
+			if lm.idx == f.Layer && lm.relBias == p {
+				// the kernel's bias-gradient reduction for the last bucket
+				g.NaN, g.Rows = true, 1<<(r.w.dims.buckets-1)
+				g.Legit = false
+			}
+		}
+	case r.faultOn(AllReduceOverflow):
+		if h := r.st.model.head; h != nil && len(h.params) > 1 && h.params[1] == p {
+			g.Max = math.Max(g.Max, r.faultValue(21000))
+			g.Spike = true
+		}
+	}
+}
+
+// usedBuckets is the set of relative-position buckets this step's batch
+// reaches: the last ones only with a sequence of the maximum length.
+func (r *rk) usedBuckets() uint64 {
+	nb := r.w.dims.buckets
+	all := uint64(1)<<nb - 1
+	if r.longSequence() {
+		return all
+	}
+	return all >> 8
+}
+
+// longSequence reports a packed sequence of the maximum length in the batch:
+// on the fault ranks at the fault step and, from two steps later on, on
+// every rank.
+func (r *rk) longSequence() bool {
+	f := r.w.spec.Fault
+	if f == nil || f.Kind != CustomAttentionBackward {
+		return false
+	}
+	return r.faultOn(CustomAttentionBackward) || r.step >= f.Step+2
+}
+
+// mlp is the dense MLP of a layer.
+func (r *rk) mlp(lm *layerMods, x *tensor) *tensor {
+	d := r.w.dims
+	r.enter(lm.mlp, sMlpCall, x)
+	if r.faultLayer(CastOverflow, lm.idx) {
+		v := r.faultValue(1e5)
+		r.inject = func(o *tensor) { o.Max = math.Max(o.Max, v) }
+	}
+	h := r.callLinear(lm.fc1, sFc1Call, r.tpCopy(x))
+	r.enter(lm.act, sFc1Call, h)
+	g := r.gelu(sGeluF, h)
+	r.exit(g)
+	var o *tensor
+	if lm.fp16MLP {
+		g = r.cast(sHalf, "half", g, dtF16)
+		o = r.callLinear(lm.fc2, sFc2F, g)
+		o = r.cast(sFc2F, "float", o, d.dt)
+	} else {
+		o = r.callLinear(lm.fc2, sFc2Call, g)
+	}
+	r.exit(o)
+	return o
+}
+
+// padTokens is the number of padding tokens in a padded batch.
+func (r *rk) padTokens() int {
+	return max(1, r.w.dims.B*r.w.dims.S/8)
+}

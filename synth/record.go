@@ -1,0 +1,360 @@
+package synth
+
+import (
+	"strconv"
+)
+
+// vis is how msprobe sees an op.
+type vis uint8
+
+const (
+	// visDump: hooked and written to dump.json.
+	visDump vis = iota
+	// visFiltered: hooked (counted, listed in construct.json) but left out
+	// of dump.json by the risk-level filter.
+	visFiltered
+	// visHidden: not hooked at all (C++ extension, fused kernel).
+	visHidden
+)
+
+// phase is the part of a training step an op runs in.
+type phase uint8
+
+const (
+	phForward phase = iota
+	phBackward
+	phSync
+	phClip
+	phOptimizer
+)
+
+// stage is the truth's name of a phase.
+func (p phase) stage() string {
+	switch p {
+	case phForward:
+		return "forward"
+	case phBackward, phSync:
+		return "backward"
+	}
+	return "optimizer"
+}
+
+// opSpec describes one call of an API.
+type opSpec struct {
+	prefix, api string
+	site        *site
+	vis         vis
+	in          []arg
+	kw          []kv
+	out         []arg
+	// inT/outT override the tensors used for birth detection (default:
+	// every tensor in in/kw and out).
+	inT, outT []*tensor
+	// legit: the op creates legitimate non-finite values (masks, garbage).
+	legit bool
+	// collective: the birth decision was made at the rendezvous.
+	collective bool
+	birth      bool
+}
+
+// cEnt is a construct.json member; parent "" is null.
+type cEnt struct{ name, parent string }
+
+// modFrame is a module being executed.
+type modFrame struct {
+	m       *module
+	name    string
+	chain   int32
+	prev    int32
+	in      []arg
+	emitted bool
+}
+
+// rk executes one rank's step and records what msprobe would record.
+type rk struct {
+	w          *world
+	st         *rankState
+	rank, step int
+	dumped     bool
+	mix        bool
+	g          *gen
+
+	df        *dumpFile
+	counters  map[string]int
+	modCount  map[string]int
+	construct []cEnt
+	cseen     map[string]bool
+	mods      []*modFrame
+	chain     int32
+	stacks    *stackTable
+
+	tape      []*node
+	ph        phase
+	collSeq   map[string]int
+	gradCount map[*module]int
+
+	// inject, when set, alters the output of the next op (the physical
+	// event of a fault: a corrupted value, a duplicated row).
+	inject func(*tensor)
+}
+
+func (r *rk) fmt() *Format { return &r.w.spec.Format }
+
+// setPhase switches phase and root context.
+func (r *rk) setPhase(p phase, ctx *[]string, module bool) {
+	r.ph = p
+	r.chain = r.st.chains.root(ctx, module)
+}
+
+// withFramesApply runs f inside an autograd Function called at s.
+func (r *rk) withFramesApply(s *site, f func()) {
+	prev := r.chain
+	c := r.st.chains.child(prev, s, false)
+	r.chain = r.st.chains.child(c, applySite, false)
+	f()
+	r.chain = prev
+}
+
+var applySite = &site{id: -1 << 20, line: frApply}
+
+func (r *rk) parentName() string {
+	if n := len(r.mods); n > 0 {
+		return r.mods[n-1].name
+	}
+	switch r.ph {
+	case phOptimizer:
+		return "optimizer"
+	case phClip:
+		return "clip_grad"
+	}
+	return ""
+}
+
+func (r *rk) addConstruct(name, parent string) {
+	if !r.dumped || !r.mix {
+		return
+	}
+	if parent == "optimizer" || parent == "clip_grad" {
+		if !r.cseen[parent] {
+			r.cseen[parent] = true
+			r.construct = append(r.construct, cEnt{parent, ""})
+		}
+	}
+	r.construct = append(r.construct, cEnt{name, parent})
+	for i, f := range r.mods {
+		if !f.emitted {
+			f.emitted = true
+			p := ""
+			if i > 0 {
+				p = r.mods[i-1].name
+			}
+			r.construct = append(r.construct, cEnt{f.name, p})
+		}
+	}
+}
+
+// op records a forward call and returns its base name "Prefix.api.N".
+func (r *rk) op(o *opSpec) string {
+	r.st.clk++
+	base := ""
+	if o.vis != visHidden {
+		k := o.prefix + "." + o.api
+		n := r.counters[k]
+		r.counters[k] = n + 1
+		base = k + "." + strconv.Itoa(n)
+	}
+	name := base + ".forward"
+	if o.vis == visHidden {
+		name = ""
+	}
+	inT, outT := o.inT, o.outT
+	if inT == nil {
+		inT = collectTensors(nil, o.in)
+		for _, p := range o.kw {
+			inT = collectTensors(inT, []arg{p.v})
+		}
+	}
+	if outT == nil {
+		outT = collectTensors(nil, o.out)
+	}
+	visible := r.dumped && o.vis == visDump
+	born := false
+	if o.collective {
+		born = o.birth
+	} else if !o.legit {
+		born = !anyTainted(inT...) && anyTainted(outT...)
+	}
+	if visible {
+		r.df.forward(name, o.in, o.kw, o.out, nil)
+		wrap := frRegistry
+		if r.fmt().StackVersion == 1 {
+			if w, ok := v1Wrappers[o.prefix]; ok {
+				wrap = w
+			}
+		}
+		r.stacks.add(stackKey{wrap, o.site.id, r.chain}, o.site.line, name)
+	}
+	if o.vis != visHidden {
+		r.addConstruct(name, r.parentName())
+	}
+	if anyTainted(inT...) || anyTainted(outT...) {
+		r.st.contaminated = true
+	}
+	if born {
+		key := base
+		if o.vis == visHidden {
+			key = "hidden:" + o.prefix + "." + o.api
+		}
+		r.birth(name, key, visible, kindOf(outT...))
+	}
+	if visible {
+		r.watch(name, inT, outT)
+	}
+	return base
+}
+
+// bwdEntry records the backward of a node.
+func (r *rk) bwdEntry(n *node, gin, gout []*tensor) {
+	r.st.clk++
+	name := n.base + ".backward"
+	visible := r.dumped && n.vis == visDump
+	born := !anyTainted(gin...) && anyTainted(gout...)
+	if visible {
+		r.df.backward(name, gin, gout)
+	}
+	if n.vis != visHidden {
+		r.addConstruct(name, "")
+	}
+	if anyTainted(gin...) || anyTainted(gout...) {
+		r.st.contaminated = true
+	}
+	if born {
+		r.birth(name, n.base+".backward", visible, kindOf(gout...))
+	}
+	if visible {
+		r.watch(name, gin, gout)
+	}
+}
+
+// hiddenEvent records an unhooked computation (fused kernel, optimizer
+// internals) that may create non-finite values.
+func (r *rk) hiddenEvent(key string, in, out []*tensor) {
+	r.st.clk++
+	if !anyTainted(in...) && anyTainted(out...) {
+		r.birth("", "hidden:"+key, false, kindOf(out...))
+	}
+	if anyTainted(in...) || anyTainted(out...) {
+		r.st.contaminated = true
+	}
+}
+
+// enter starts a module call.
+func (r *rk) enter(m *module, s *site, in ...arg) {
+	k := m.path + "." + m.class
+	n := r.modCount[k]
+	r.modCount[k] = n + 1
+	f := &modFrame{m: m, name: "Module." + k + ".forward." + strconv.Itoa(n), prev: r.chain, in: in}
+	f.chain = r.st.chains.child(r.chain, s, true)
+	r.chain = f.chain
+	r.mods = append(r.mods, f)
+	if r.dumped && r.mix {
+		r.stacks.add(stackKey{"", 0, f.chain}, "", f.name)
+	}
+}
+
+// exit ends the innermost module call.
+func (r *rk) exit(out ...arg) {
+	f := r.mods[len(r.mods)-1]
+	if r.dumped && r.mix && !f.emitted {
+		r.addConstruct(f.name, r.parentOfFrame(len(r.mods)-1))
+		f.emitted = true
+	}
+	r.mods = r.mods[:len(r.mods)-1]
+	r.chain = f.prev
+	if !r.dumped || !r.mix {
+		return
+	}
+	params := []kv{}
+	for _, p := range f.m.params {
+		params = append(params, kv{p.key, p.t})
+	}
+	r.df.forward(f.name, f.in, nil, out, params)
+}
+
+func (r *rk) parentOfFrame(i int) string {
+	if i > 0 {
+		return r.mods[i-1].name
+	}
+	return ""
+}
+
+// paramsGrad records Module.x.parameters_grad.N for a module whose
+// parameter gradients are all computed.
+func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
+	if !r.dumped || !r.mix {
+		return
+	}
+	k := m.path + "." + m.class
+	n := r.gradCount[m]
+	r.gradCount[m] = n + 1
+	var kvs []kv
+	ps := m.params
+	for i := range ps {
+		p := ps[i]
+		if m.gradReversed {
+			p = ps[len(ps)-1-i]
+		}
+		if g := grads[p]; g != nil {
+			kvs = append(kvs, kv{p.key, g})
+		}
+	}
+	r.st.clk++
+	r.df.paramsGrad("Module."+k+".parameters_grad."+strconv.Itoa(n), kvs)
+}
+
+// birth records that an op created non-finite values from clean inputs.
+func (r *rk) birth(name, key string, captured bool, kind string) {
+	b := birthRec{step: r.step, rank: r.rank, clk: r.st.clk, name: name, key: key, captured: captured,
+		stage: r.ph.stage(), kind: kind}
+	if captured {
+		b.end = r.df.j.offset()
+	}
+	r.st.births = append(r.st.births, b)
+}
+
+// watch follows the first dumped entries after this rank's first birth:
+// the first one showing the anomaly (for uncaptured births) and the first
+// one with NaN output (for Inf births).
+func (r *rk) watch(name string, in, out []*tensor) {
+	st := r.st
+	if len(st.births) == 0 {
+		return
+	}
+	b := &st.births[0]
+	if b.visible == nil && (anyTainted(in...) || anyTainted(out...)) {
+		b.visible = &OpAt{Step: r.step, Rank: r.rank, Op: name}
+		b.visibleEnd = r.df.j.offset()
+	}
+	if b.kind == "inf" && b.firstNaN == nil && (b.step < r.step || b.name != name) {
+		for _, t := range out {
+			if t != nil && t.NaN && !t.Legit {
+				b.firstNaN = &OpAt{Step: r.step, Rank: r.rank, Op: name}
+				break
+			}
+		}
+	}
+}
+
+func collectTensors(dst []*tensor, args []arg) []*tensor {
+	for _, a := range args {
+		switch v := a.(type) {
+		case *tensor:
+			if v != nil {
+				dst = append(dst, v)
+			}
+		case aList:
+			dst = collectTensors(dst, v)
+		}
+	}
+	return dst
+}

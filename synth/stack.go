@@ -1,0 +1,364 @@
+package synth
+
+import (
+	"strconv"
+)
+
+const (
+	pyLib      = "/usr/local/lib/python3.10/site-packages"
+	torchDir   = pyLib + "/torch"
+	msprobeDir = pyLib + "/msprobe"
+	modelPy    = "/home/user/job/model.py"
+	trainPy    = "/home/user/job/train.py"
+)
+
+// site is one line of Python source: a call site of an op or a module.
+type site struct {
+	id   int32
+	line string // "File ..., line N, in fn, \n src"
+}
+
+var siteCount int32
+
+func mkSite(file string, line int, fn, src string) *site {
+	siteCount++
+	return &site{id: siteCount, line: "File " + file + ", line " + strconv.Itoa(line) + ", in " + fn + ", \n " + src}
+}
+
+func model(line int, fn, src string) *site { return mkSite(modelPy, line, fn, src) }
+func train(line int, fn, src string) *site { return mkSite(trainPy, line, fn, src) }
+func torchf(file string, line int, fn, src string) *site {
+	return mkSite(torchDir+"/"+file, line, fn, src)
+}
+
+// Frames of the machinery between a call site and the callee.
+var (
+	frCallImpl = torchf("nn/modules/module.py", 1527, "_call_impl", "return forward_call(*args, **kwargs)").line
+	frWrapped  = torchf("nn/modules/module.py", 1518, "_wrapped_call_impl", "return self._call_impl(*args, **kwargs)").line
+	frHook     = torchf("nn/modules/module.py", 1561, "_call_impl", "args_result = hook(self, args)").line
+	frApply    = torchf("autograd/function.py", 539, "apply", "return super().apply(*args, **kwargs)  # type: ignore[misc]").line
+	frBwdApply = torchf("autograd/function.py", 288, "apply", "return user_fn(self, *args)").line
+	frRegistry = mkSite(msprobeDir+"/core/dump/api_dump/api_registry.py", 95, "api_function", "return api_instance(*args, **kwargs)").line
+)
+
+// wrapper frames of msprobe stack v1, by API prefix.
+var v1Wrappers = map[string]string{
+	"Tensor":      mkSite(msprobeDir+"/pytorch/hook_module/wrap_tensor.py", 61, "tensor_op_template", "return TensorOPTemplate(op_name, hook)(*args, **kwargs)").line,
+	"Torch":       mkSite(msprobeDir+"/pytorch/hook_module/wrap_torch.py", 69, "torch_op_template", "return TorchOPTemplate(op_name, hook)(*args, **kwargs)").line,
+	"Functional":  mkSite(msprobeDir+"/pytorch/hook_module/wrap_functional.py", 80, "functional_op_template", "return FunctionalOPTemplate(op_name, hook)(*args, **kwargs)").line,
+	"Distributed": mkSite(msprobeDir+"/pytorch/hook_module/wrap_distributed.py", 68, "distributed_op_template", "return DistributedOPTemplate(op_name, hook)(*args, **kwargs)").line,
+}
+
+// Outer frames of the training script.
+var (
+	frTrainLoop = train(212, "train", "loss = train_step(model, batch, optimizer)").line
+	frMain      = train(268, "main", "train(args, model, optimizer, loader)").line
+	frModule    = train(272, "<module>", "main()").line
+)
+
+// Root contexts: where code outside any module runs.
+var (
+	ctxModel = []string{train(143, "train_step", "logits = model(batch)").line, frTrainLoop, frMain, frModule}
+	ctxTrain = []string{frTrainLoop, frMain, frModule}
+	ctxSync  = []string{train(147, "train_step", "allreduce_grads(model, dp_group)").line, frTrainLoop, frMain, frModule}
+	ctxClip  = []string{train(149, "train_step", "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)").line, frTrainLoop, frMain, frModule}
+	ctxAdam  = []string{
+		torchf("optim/adam.py", 281, "adam", "func(params,").line,
+		torchf("optim/adam.py", 166, "step", "adam(").line,
+		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").line,
+		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").line,
+		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
+	ctxSGD = []string{
+		torchf("optim/sgd.py", 202, "sgd", "func(params,").line,
+		torchf("optim/sgd.py", 151, "step", "sgd(params_with_grad,").line,
+		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").line,
+		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").line,
+		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
+	ctxBwdFn    = []string{frBwdApply}
+	ctxPipeFwd  = []string{train(140, "train_step", "recv_forward(stage_input, prev_rank)").line, frTrainLoop, frMain, frModule}
+	ctxPipeSend = []string{train(144, "train_step", "send_forward(output, next_rank)").line, frTrainLoop, frMain, frModule}
+	ctxPipeRecv = []string{train(145, "train_step", "grad = recv_backward(output, next_rank)").line, frTrainLoop, frMain, frModule}
+	ctxPipeBack = []string{train(146, "train_step", "send_backward(stage_input, prev_rank)").line, frTrainLoop, frMain, frModule}
+)
+
+// Sites of ops and module calls. Lines are stable per call site.
+var (
+	// library module internals
+	sLinearF    = torchf("nn/modules/linear.py", 114, "forward", "return F.linear(input, self.weight, self.bias)")
+	sLayerNormF = torchf("nn/modules/normalization.py", 196, "forward", "return F.layer_norm(")
+	sEmbeddingF = torchf("nn/modules/sparse.py", 162, "forward", "return F.embedding(")
+	sGeluF      = torchf("nn/modules/activation.py", 682, "forward", "return F.gelu(input, approximate=self.approximate)")
+
+	// Megatron-style parallel layers defined in model.py
+	sColLinear  = model(48, "forward", "return F.linear(x, self.weight, self.bias)")
+	sRowLinear  = model(60, "forward", "out = F.linear(x, self.weight, self.bias)")
+	sRowReduce  = model(61, "forward", "dist.all_reduce(out, op=dist.ReduceOp.SUM, group=self.tp_group)")
+	sVocabEmb   = model(72, "forward", "out = F.embedding(ids, self.weight)")
+	sVocabRed   = model(74, "forward", "dist.all_reduce(out, op=dist.ReduceOp.SUM, group=self.tp_group)")
+	sCopyTPBwd  = model(38, "backward", "dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)")
+	sA2AFwdBuf  = model(21, "forward", "out = torch.empty(sum(out_splits), x.size(-1), dtype=x.dtype, device=x.device)")
+	sA2AFwd     = model(22, "forward", "dist.all_to_all_single(out, x, out_splits, in_splits, group=group)")
+	sA2ABwdBuf  = model(29, "backward", "out = torch.empty(sum(ctx.in_splits), grad.size(-1), dtype=grad.dtype, device=grad.device)")
+	sA2ABwd     = model(30, "backward", "dist.all_to_all_single(out, grad.contiguous(), ctx.in_splits, ctx.out_splits, group=ctx.group)")
+	sRouterLin  = model(185, "forward", "logits = F.linear(x, self.weight)")
+	sRouterSm   = model(186, "forward", "probs = torch.softmax(logits, dim=-1, dtype=torch.float32)")
+	sRouterTopk = model(187, "forward", "weights, idx = torch.topk(probs, self.k, dim=-1)")
+
+	// GPT.forward
+	sEmbedCall = model(210, "forward", "h = self.embed(tokens)")
+	sFeatLog   = model(212, "forward", "feats = torch.log(batch_feats)                 # features are positive")
+	sFeatCall  = model(213, "forward", "h = h + self.feat_proj(feats)")
+	sMaskFull  = model(215, "forward", "mask = torch.full((s, s), float('-inf'), device=h.device)")
+	sMaskTriu  = model(216, "forward", "mask = torch.triu(mask, diagonal=1)")
+	sMaskBool  = model(215, "forward", "causal = torch.triu(torch.ones(s, s, dtype=torch.bool, device=h.device), diagonal=1)")
+	sMaskPad   = model(217, "forward", "mask = causal | pad_mask[:, None, None, :]")
+	sLayerCall = model(220, "forward", "h = layer(h, mask)")
+	sLnfCall   = model(221, "forward", "h = self.ln_f(h)")
+	sHeadCall  = model(222, "forward", "return self.head(h)")
+
+	// Block.forward
+	sDeltaSub = model(153, "forward", "d = h[:, 1:] - h[:, :-1]")
+	sDeltaSq  = model(154, "forward", "step = torch.sqrt((d * d).sum(dim=-1, keepdim=True))")
+	sDeltaPad = model(155, "forward", "h = h + self.delta_proj(F.pad(step, (0, 0, 1, 0)))")
+	sLn1Call  = model(157, "forward", "h = h + self.attn(self.ln1(h), mask)")
+	sLn2Call  = model(158, "forward", "x = self.ln2(h)")
+	sLn2Mask  = model(158, "forward", "x = self.ln2(h) * token_mask[..., None]")
+	sMlpCall  = model(159, "forward", "y = self.mlp(x)")
+	sMoeCall  = model(159, "forward", "y = self.moe(x)")
+	sGateExp  = model(160, "forward", "g = torch.exp(self.gate(x))")
+	sGateNorm = model(161, "forward", "g = g / g.sum(dim=-1, keepdim=True)")
+	sGateMul  = model(162, "forward", "y = y * g[..., :1]")
+	sResid2   = model(163, "forward", "return h + y")
+
+	// Attention.forward
+	sQkvCall   = model(92, "forward", "q, k, v = self.qkv(x).chunk(3, dim=-1)")
+	sHeads     = model(93, "forward", "q, k, v = (t.view(b, s, self.nh, self.hd).transpose(1, 2) for t in (q, k, v))")
+	sScores    = model(95, "forward", "att = torch.matmul(q, k.transpose(-2, -1)) * self.scale")
+	sMaskFill  = model(96, "forward", "att = att.masked_fill(mask, float('-inf'))")
+	sMaskAdd   = model(96, "forward", "att = att + mask")
+	sSoftmax   = model(97, "forward", "att = F.softmax(att, dim=-1)")
+	sAttnV     = model(98, "forward", "y = torch.matmul(att, v)")
+	sMerge     = model(99, "forward", "y = y.transpose(1, 2).reshape(b, s, -1)")
+	sCustomAtt = model(101, "forward", "y = fused_attention(q, k, v, self.rel_bias, causal=True, softmax_scale=self.scale)")
+	sOutCall   = model(102, "forward", "return self.out(y)")
+
+	// MLP.forward
+	sFc1Call = model(127, "forward", "h = self.act(self.fc1(x))")
+	sHalf    = model(128, "forward", "h = h.half()                                    # fp16 down-projection")
+	sFc2Call = model(129, "forward", "return self.fc2(h)")
+	sFc2F    = model(129, "forward", "return self.fc2(h).float()")
+
+	// MoELayer.forward and Expert.forward
+	sRouterCall = model(232, "forward", "weights, idx = self.router(x.view(-1, x.size(-1)))")
+	sBincount   = model(235, "forward", "counts = torch.bincount(idx.view(-1), minlength=self.num_experts)")
+	sCntBuf     = model(236, "forward", "recv_counts = torch.empty_like(counts)")
+	sCntA2A     = model(237, "forward", "dist.all_to_all_single(recv_counts, counts, group=self.ep_group)")
+	sArgsort    = model(238, "forward", "order = torch.argsort(idx.view(-1), stable=True)")
+	sPermute    = model(239, "forward", "permuted = x.view(-1, x.size(-1)).index_select(0, order // self.k)")
+	sDispatch   = model(241, "forward", "recv = all_to_all(self.ep_group, permuted, recv_splits, send_splits)")
+	sSplit      = model(243, "forward", "chunks = recv.split(tokens_per_expert.tolist())")
+	sExpertCall = model(244, "forward", "outs.append(expert(chunk))")
+	sCat        = model(245, "forward", "out = torch.cat(outs)")
+	sCombine    = model(247, "forward", "back = all_to_all(self.ep_group, out, send_splits, recv_splits)")
+	sWeigh      = model(248, "forward", "back = back * weights.view(-1)[order].unsqueeze(-1)")
+	sZerosLike  = model(249, "forward", "y = torch.zeros_like(x.view(-1, x.size(-1)))")
+	sIndexAdd   = model(249, "forward", "y.index_add_(0, order // self.k, back)")
+	sExpPow     = model(277, "forward", "x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True))")
+	sExpFc      = model(278, "forward", "return self.fc2(self.act(self.fc1(x)))")
+
+	// train.py
+	sLoss      = train(144, "train_step", "loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))")
+	sGradAR    = train(30, "allreduce_grads", "dist.all_reduce(p.grad, op=dist.ReduceOp.SUM, group=group)")
+	sGradDiv   = train(31, "allreduce_grads", "p.grad.div_(group_size)")
+	sLossClone = train(150, "train_step", "loss_avg = loss.detach().clone()")
+	sLossAR    = train(151, "train_step", "dist.all_reduce(loss_avg, op=dist.ReduceOp.SUM, group=dp_group)")
+	sRecvBuf   = train(45, "recv_forward", "buf = torch.empty(shape, dtype=dtype, device='cuda')")
+	sRecv      = train(46, "recv_forward", "dist.recv(buf, src)")
+	sSend      = train(40, "send_forward", "dist.send(output, dst)")
+	sRecvGBuf  = train(55, "recv_backward", "grad = torch.empty_like(output)")
+	sRecvG     = train(56, "recv_backward", "dist.recv(grad, src)")
+	sSendG     = train(50, "send_backward", "dist.send(stage_input.grad, dst)")
+
+	// optimizers
+	sAdamM     = torchf("optim/adam.py", 360, "_single_tensor_adam", "exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)")
+	sAdamV     = torchf("optim/adam.py", 361, "_single_tensor_adam", "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)")
+	sAdamDenom = torchf("optim/adam.py", 377, "_single_tensor_adam", "denom = torch.sqrt(exp_avg_sq).add_(eps)")
+	sAdamStep  = torchf("optim/adam.py", 379, "_single_tensor_adam", "param.addcdiv_(exp_avg, denom, value=-step_size)")
+	sSGDStep   = torchf("optim/sgd.py", 245, "_single_tensor_sgd", "param.add_(d_p, alpha=-lr)")
+	sClipNorm  = torchf("nn/utils/clip_grad.py", 42, "clip_grad_norm_", "total_norm = torch.norm(torch.stack([torch.norm(g.detach(), norm_type).to(device) for g in grads]), norm_type)")
+	sClipCoef  = torchf("nn/utils/clip_grad.py", 47, "clip_grad_norm_", "clip_coef = max_norm / (total_norm + 1e-6)")
+	sClipClamp = torchf("nn/utils/clip_grad.py", 49, "clip_grad_norm_", "clip_coef_clamped = torch.clamp(clip_coef, max=1.0)")
+	sClipMul   = torchf("nn/utils/clip_grad.py", 51, "clip_grad_norm_", "g.detach().mul_(clip_coef_clamped.to(g.device))")
+)
+
+// chainNode is one level of the Python call stack above an op: a module
+// call (entered through torch's _call_impl) or plain frames.
+type chainNode struct {
+	parent int32
+	module bool
+	frames []string
+}
+
+type chainKey struct {
+	parent int32
+	site   int32
+}
+
+// chains interns call chains; id 0 is unused.
+type chains struct {
+	nodes []chainNode
+	idx   map[chainKey]int32
+	roots map[*[]string]int32
+}
+
+func newChains() *chains {
+	return &chains{nodes: make([]chainNode, 1), idx: map[chainKey]int32{}, roots: map[*[]string]int32{}}
+}
+
+// root returns the chain of a root context.
+func (c *chains) root(ctx *[]string, module bool) int32 {
+	if id, ok := c.roots[ctx]; ok {
+		return id
+	}
+	c.nodes = append(c.nodes, chainNode{parent: -1, module: module, frames: *ctx})
+	id := int32(len(c.nodes) - 1)
+	c.roots[ctx] = id
+	return id
+}
+
+// child returns the chain for a call from chain parent at site s.
+func (c *chains) child(parent int32, s *site, module bool) int32 {
+	k := chainKey{parent, s.id}
+	if !module {
+		k.site = -s.id
+	}
+	if id, ok := c.idx[k]; ok {
+		return id
+	}
+	c.nodes = append(c.nodes, chainNode{parent: parent, module: module, frames: []string{s.line}})
+	id := int32(len(c.nodes) - 1)
+	c.idx[k] = id
+	return id
+}
+
+// lines appends the frames of chain id, innermost first.
+func (c *chains) lines(dst []string, id int32) []string {
+	for id > 0 {
+		n := &c.nodes[id]
+		if n.module {
+			dst = append(dst, frCallImpl, frWrapped)
+		}
+		dst = append(dst, n.frames...)
+		id = n.parent
+	}
+	return dst
+}
+
+// stackKey identifies a stack: wrapper, op site (0 for module hooks) and
+// chain.
+type stackKey struct {
+	wrap  string
+	site  int32
+	chain int32
+}
+
+type stackGroup struct {
+	key   stackKey
+	line  string
+	names []string
+}
+
+// stackTable collects the stacks of one dump.json.
+type stackTable struct {
+	idx    map[stackKey]int
+	groups []stackGroup
+	order  []int // v1: group index per name, in recording order
+	names  []string
+}
+
+func newStackTable() *stackTable { return &stackTable{idx: map[stackKey]int{}} }
+
+func (st *stackTable) add(k stackKey, line, name string) {
+	i, ok := st.idx[k]
+	if !ok {
+		i = len(st.groups)
+		st.groups = append(st.groups, stackGroup{key: k, line: line})
+		st.idx[k] = i
+	}
+	st.groups[i].names = append(st.groups[i].names, name)
+	st.order = append(st.order, i)
+	st.names = append(st.names, name)
+}
+
+// stackLines builds the lines of a stack.
+func stackLines(c *chains, k stackKey, line string) []string {
+	var l []string
+	if k.site == 0 {
+		l = append(l, frHook, frWrapped)
+		n := &c.nodes[k.chain]
+		l = append(l, n.frames...)
+		return c.lines(l, n.parent)
+	}
+	l = append(l, k.wrap, line)
+	return c.lines(l, k.chain)
+}
+
+// writeStack writes stack.json.
+func writeStack(path string, f *Format, c *chains, st *stackTable) error {
+	j, err := newJSONOut(path, f)
+	if err != nil {
+		return err
+	}
+	lines := make([][]string, len(st.groups))
+	for i := range st.groups {
+		lines[i] = stackLines(c, st.groups[i].key, st.groups[i].line)
+	}
+	strs := func(d int, l []string) {
+		if len(l) == 0 {
+			j.raw("[]")
+			return
+		}
+		j.raw("[")
+		for i, s := range l {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.nl(d + 1)
+			j.str(s)
+		}
+		j.nl(d)
+		j.raw("]")
+	}
+	j.raw("{")
+	if f.StackVersion == 1 {
+		for i, name := range st.names {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.nl(1)
+			j.key(name)
+			strs(1, lines[st.order[i]])
+		}
+	} else {
+		for i := range st.groups {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.nl(1)
+			j.key(strconv.Itoa(i))
+			j.raw("[")
+			j.nl(2)
+			strs(2, st.groups[i].names)
+			j.raw(",")
+			j.nl(2)
+			strs(2, lines[i])
+			j.nl(1)
+			j.raw("]")
+		}
+	}
+	if len(st.names) > 0 {
+		j.nl(0)
+	}
+	j.raw("}")
+	return j.close()
+}
