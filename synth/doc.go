@@ -37,8 +37,8 @@
 // format (indent 1, stack v2, bare NaN, recorded groups, null receive
 // buffers, "framework" key) with a fused optimizer whose update is not
 // dumped (set OptimizerHooked for the per-parameter Tensor.* update);
-// an overflowing collective is its own origin on every participant (a
-// tie); an origin missing from the dump is reported as the first entry
+// an overflowing collective is its own origin on every participant (one
+// event, not a tie); an origin missing from the dump is reported as the first entry
 // that shows the anomaly, with Captured false.
 //
 // The writer formats JSON by hand, the way Python's json.dump(indent=1) does

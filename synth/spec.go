@@ -78,7 +78,7 @@ const (
 	// spike of Fault.Value (default 21000) at the same element on every
 	// rank of Fault.Ranks (all ranks when empty); each input is finite, the
 	// sum overflows float16. The collective itself is the origin, on every
-	// participant: Truth.Ranks lists them all, Tie is true, Stage is
+	// participant: Truth.Ranks lists them all, Tie is false, Stage is
 	// backward (gradient synchronisation) and there is no Carrier.
 	AllReduceOverflow
 	// SendRecvCarrier: an ExpOverflow event in Fault.Layer on a pipeline

@@ -412,7 +412,7 @@ func TestTruthMatchesFiles(t *testing.T) {
 			if len(tr.Ranks) == 0 || tr.Op == "" || (tr.Kind != "nan" && tr.Kind != "inf") {
 				t.Fatalf("incomplete truth %+v", tr)
 			}
-			if tr.Tie != (len(tr.Ranks) > 1) {
+			if tr.Tie != (len(tr.Ranks) > 1 && !strings.HasPrefix(tr.Op, "Distributed.")) {
 				t.Errorf("tie %v for ranks %v", tr.Tie, tr.Ranks)
 			}
 			for _, rank := range tr.Ranks {

@@ -30,7 +30,8 @@ type Truth struct {
 	// Kind is "nan" or "inf": what the origin op's output first held.
 	Kind string `json:"kind"`
 	// Tie: independent births at the same op at the same time on several
-	// ranks. An overflowing collective is a tie of all its participants.
+	// ranks. An overflowing collective is one event seen by all its
+	// participants, not a tie.
 	Tie      bool `json:"tie"`
 	Captured bool `json:"captured"`
 	// FirstNaN is the first entry with a NaN output on Ranks[0] when Kind
@@ -100,7 +101,9 @@ func (w *world) truth() *Truth {
 	slices.Sort(t.Ranks)
 	t.Anomaly = true
 	t.Step = first.step
-	t.Tie = len(t.Ranks) > 1
+	// Several ranks making it at once is a tie; a collective that makes it is
+	// one event seen by all its participants, not a tie.
+	t.Tie = len(t.Ranks) > 1 && !strings.HasPrefix(first.name, "Distributed.")
 	t.Stage = first.stage
 	t.Kind = first.kind
 	t.Captured = src.captured

@@ -182,7 +182,6 @@ func (b *builder) interval() {
 		o.Reasons = append(o.Reasons, fmt.Sprintf("%s reads module parameters that already hold it: the update at the end of step %d wrote them", first.name, b.r.step-1))
 	case b.replicated():
 		o.Stage = "optimizer"
-		o.Tie = false
 		o.Reasons = append(o.Reasons, fmt.Sprintf("every rank first shows it at %s, in an input that requires grad: weights replicated on all ranks already held it, so the update at the end of step %d wrote them", first.name, b.r.step-1))
 	}
 }

@@ -133,8 +133,8 @@ func TestVerdictDumpTakenTooLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := v.Origin
-	if o == nil || o.Step != 6 || o.Captured || o.Tie || o.Stage != "optimizer" || o.Confidence != "low" || len(o.Ranks) != 4 {
-		t.Fatalf("origin = %+v, want step 6, not captured, no tie, stage optimizer, low confidence, all 4 ranks", o)
+	if o == nil || o.Step != 6 || o.Captured || !o.Tie || o.Stage != "optimizer" || o.Confidence != "low" || len(o.Ranks) != 4 {
+		t.Fatalf("origin = %+v, want step 6, not captured, a tie of all 4 ranks, stage optimizer, low confidence", o)
 	}
 	if o.Op != "Tensor.__mul__.0.forward" || o.Interval != nil {
 		t.Errorf("op %s interval %+v: want the first call reading the weight, and no interval (nothing in step 6 made it)", o.Op, o.Interval)

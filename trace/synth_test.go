@@ -29,6 +29,7 @@ func TestVerdictMatchesGeneratedTruth(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkTruth(t, v, truth)
+			checkCode(t, v, sc.Spec)
 		})
 	}
 }
@@ -52,6 +53,27 @@ func TestDemoVerdict(t *testing.T) {
 	}
 }
 
+// checkCode: a captured origin has its code line, unless the scenario
+// removed the stack.json of the rank it is read from.
+func checkCode(t *testing.T, v *Verdict, spec synth.Spec) {
+	t.Helper()
+	o := v.Origin
+	if o == nil || !o.Captured {
+		return
+	}
+	for _, d := range spec.Damage {
+		if d.DropStack && d.Step == o.Step && d.Rank == o.Ranks[0] {
+			if o.Code != nil {
+				t.Errorf("code %+v found without a stack.json", o.Code)
+			}
+			return
+		}
+	}
+	if o.Code == nil || o.Code.File == "" || o.Code.Line == 0 {
+		t.Errorf("no code line for %s (stack v%d)", o.Op, spec.Format.StackVersion)
+	}
+}
+
 func checkTruth(t *testing.T, v *Verdict, truth *synth.Truth) {
 	t.Helper()
 	if v.Anomaly != truth.Anomaly {
@@ -70,7 +92,7 @@ func checkTruth(t *testing.T, v *Verdict, truth *synth.Truth) {
 			truth.Step, ranks, truth.Op, truth.Stage, truth.Kind, truth.Captured, o.Reasons)
 	}
 	if o.Tie != truth.Tie {
-		t.Logf("tie = %v, truth %v", o.Tie, truth.Tie)
+		t.Errorf("tie = %v, want %v", o.Tie, truth.Tie)
 	}
 	switch {
 	case truth.FirstNaN == nil && v.FirstNaN != nil:
