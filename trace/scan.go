@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -215,9 +214,6 @@ func (s *rankScan) collOf(ev *event) *collEvent {
 	return nil
 }
 
-func (s *rankScan) label() string {
-	return fmt.Sprintf("step %d rank %d", s.dir.Step, s.dir.Rank)
-}
 
 // windowFor sizes the read window: the whole file when it is small (a 1 MiB
 // window cleared for a 100 kB file costs more than reading it), 1 MiB

@@ -1,10 +1,6 @@
 package trace
 
-import (
-	"sort"
-
-	"github.com/nanhunt/nanhunt/dump"
-)
+import "sort"
 
 // hop is one collective call that moved the anomaly from ranks that held it
 // to ranks that did not.
@@ -203,5 +199,3 @@ func sortedKeys[V any](m map[int]V) []int {
 	sort.Ints(keys)
 	return keys
 }
-
-var _ = dump.NaN
