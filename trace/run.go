@@ -123,8 +123,8 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 			return nil, err
 		}
 		m.scanned = append(m.scanned, step)
-		for _, s := range scans {
-			m.account(s)
+		for _, rank := range sortedKeys(scans) {
+			m.account(scans[rank])
 		}
 		res := analyseStep(step, mode, scans)
 		m.supp.addStep(res)

@@ -1,6 +1,9 @@
 package trace
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // hop is one collective call that moved the anomaly from ranks that held it
 // to ranks that did not.
@@ -94,25 +97,7 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 	}
 	r.demoteLateUncaptured()
 
-	// A sender whose dump ends before the collective is still known when it
-	// already held the value: a source rank among the unread participants.
 	for _, h := range hops {
-		if len(h.from) > 0 {
-			continue
-		}
-		for _, m := range h.missing {
-			for _, s := range r.sources {
-				if m == s {
-					h.from = append(h.from, m)
-				}
-			}
-		}
-	}
-	for _, h := range hops {
-		if len(h.from) == 0 && len(h.missing) == 0 && r.collOrigin == nil {
-			// clean inputs everywhere, non-finite result: the collective itself
-			r.collOrigin = h
-		}
 		r.hops = append(r.hops, h)
 	}
 	sort.Slice(r.hops, func(i, j int) bool {
@@ -121,6 +106,22 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 		}
 		return r.hops[i].key < r.hops[j].key
 	})
+	for _, h := range r.hops {
+		if len(h.from) > 0 {
+			continue
+		}
+		// A sender whose dump ends before the collective is still known
+		// when it already held the value: a source among the unread.
+		for _, m := range h.missing {
+			if slices.Contains(r.sources, m) {
+				h.from = append(h.from, m)
+			}
+		}
+		if len(h.from) == 0 && len(h.missing) == 0 && r.collOrigin == nil {
+			// clean inputs everywhere, non-finite result: the collective itself
+			r.collOrigin = h
+		}
+	}
 	return r
 }
 

@@ -1,0 +1,62 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/synth"
+)
+
+// The verdict does not depend on how many files are read at once.
+func TestJobsDoNotChangeTheVerdict(t *testing.T) {
+	for _, name := range []string{"custom-attention-backward", "tie-log-negative", "sendrecv-carrier"} {
+		var spec synth.Spec
+		for _, s := range synth.Scenarios() {
+			if s.Name == name {
+				spec = s.Spec
+			}
+		}
+		if spec.Ranks == 0 {
+			t.Fatalf("no scenario %s", name)
+		}
+		dir := filepath.Join(t.TempDir(), "dump")
+		if _, err := synth.Generate(spec, dir); err != nil {
+			t.Fatal(err)
+		}
+		var verdicts []string
+		for _, jobs := range []int{1, 3, 8} {
+			v, err := Run(context.Background(), Options{Path: dir, Jobs: jobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(v)
+			verdicts = append(verdicts, string(b))
+		}
+		if !reflect.DeepEqual(verdicts[0], verdicts[1]) || !reflect.DeepEqual(verdicts[0], verdicts[2]) {
+			t.Errorf("%s: verdicts differ between --jobs 1, 3 and 8", name)
+		}
+	}
+}
+
+// BenchmarkTraceDemo traces the 32-rank demo run (steps 4-6 of 4-8 are
+// read before the answer is settled); MB/s counts the bytes read.
+func BenchmarkTraceDemo(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "dump")
+	if _, err := synth.Generate(synth.Demo(), dir); err != nil {
+		b.Fatal(err)
+	}
+	v, err := Run(context.Background(), Options{Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(v.Scanned.Bytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), Options{Path: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
