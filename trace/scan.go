@@ -214,7 +214,6 @@ func (s *rankScan) collOf(ev *event) *collEvent {
 	return nil
 }
 
-
 // windowFor sizes the read window: the whole file when it is small (a 1 MiB
 // window cleared for a 100 kB file costs more than reading it), 1 MiB
 // otherwise.
