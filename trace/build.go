@@ -61,57 +61,73 @@ type builder struct {
 	root *event
 }
 
-func (b *builder) origin() {
-	r, v := b.r, b.v
-	o := &Origin{Step: r.step, Ranks: []int{}, Chain: []string{}, Reasons: []string{}}
-	v.Origin = o
+// pick is the origin of a step as the ranks tell it, before any detail is
+// read again.
+type pick struct {
+	ranks      []int
+	main       int    // the rank whose view the details come from
+	root       *event // the origin call on main
+	kind       string
+	tie        bool
+	captured   bool
+	collective bool
+}
+
+func (r *stepResult) pick() pick {
+	var p pick
 	switch {
 	case len(r.sources) > 0:
-		o.Ranks = append(o.Ranks, r.sources...)
-		b.main = r.sources[0]
+		p.ranks = append(p.ranks, r.sources...)
+		p.main = r.sources[0]
 		for _, rank := range r.sources {
 			if l := r.locals[rank]; l.role == roleBirth || l.role == roleFlagged {
-				b.main = rank
+				p.main = rank
 				break
 			}
 		}
-		l := r.locals[b.main]
-		b.root = l.root
-		o.Tie = len(r.sources) > 1
-		o.Captured = l.role == roleBirth || l.role == roleFlagged
-		o.Kind = kindName(l.kind, l.role == roleFlagged)
-		if l.firstNaN != nil && l.firstNaN != l.root {
-			v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
-		}
+		l := r.locals[p.main]
+		p.root = l.root
+		p.tie = len(r.sources) > 1
+		p.captured = l.role == roleBirth || l.role == roleFlagged
+		p.kind = kindName(l.kind, l.role == roleFlagged)
 	case r.collOrigin != nil:
-		h := r.collOrigin
-		o.Ranks = append(o.Ranks, h.to...)
-		sort.Ints(o.Ranks)
-		b.main = o.Ranks[0]
-		l := r.locals[b.main]
-		b.root = l.first
-		o.Captured, o.Collective = true, true
-		o.Kind = kindName(l.kind, false)
-		if l.firstNaN != nil && l.firstNaN != l.root {
-			v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
-		}
+		p.ranks = append(p.ranks, r.collOrigin.to...)
+		sort.Ints(p.ranks)
+		p.main = p.ranks[0]
+		l := r.locals[p.main]
+		p.root = l.first
+		p.captured, p.collective = true, true
+		p.kind = kindName(l.kind, false)
 	default:
 		// Only receivers: whoever sent it was not read.
-		var h *hop
+		h := r.hops[0]
 		for _, x := range r.hops {
 			if len(x.from) == 0 {
 				h = x
 				break
 			}
 		}
-		if h == nil {
-			h = r.hops[0]
-		}
-		o.Ranks = append(o.Ranks, h.missing...)
-		b.main = h.to[0]
-		l := r.locals[b.main]
-		b.root = l.first
-		o.Kind = kindName(l.kind, false)
+		p.ranks = append(p.ranks, h.missing...)
+		p.main = h.to[0]
+		l := r.locals[p.main]
+		p.root = l.first
+		p.kind = kindName(l.kind, false)
+	}
+	return p
+}
+
+func (b *builder) origin() {
+	r, v := b.r, b.v
+	p := r.pick()
+	o := &Origin{Step: r.step, Ranks: p.ranks, Chain: []string{}, Reasons: []string{},
+		Kind: p.kind, Tie: p.tie, Captured: p.captured, Collective: p.collective}
+	if o.Ranks == nil {
+		o.Ranks = []int{}
+	}
+	v.Origin = o
+	b.main, b.root = p.main, p.root
+	if l := r.locals[b.main]; l.firstNaN != nil && l.firstNaN != l.root && o.Kind != "nan" {
+		v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
 	}
 	o.Op = b.root.name
 	s := r.scans[b.main]
@@ -298,7 +314,11 @@ func (b *builder) judge() {
 		lower(2, fmt.Sprintf("the anomaly grew from -inf made by %s; -inf is also used for masks, so this link is a judgement", o.Op))
 	}
 	if o.Tie {
-		lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", dump.FormatRanges(o.Ranks)))
+		if o.Captured {
+			lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", dump.FormatRanges(o.Ranks)))
+		} else {
+			lower(2, fmt.Sprintf("ranks %s all hold it before any collective connected them: which had it first cannot be told", dump.FormatRanges(o.Ranks)))
+		}
 		ops := map[string]bool{}
 		for _, s := range r.sources {
 			ops[r.locals[s].root.name] = true
