@@ -80,9 +80,13 @@ func (b *builder) advice() []string {
 	return out
 }
 
-// cleanAdvice is for a dump without any anomaly.
+// cleanAdvice is for a dump without any lasting anomaly.
 func cleanAdvice(m *modeResult) []string {
 	out := []string{}
+	for _, r := range m.recovered {
+		out = append(out, fmt.Sprintf("Step %d's %s at %s did not last (step %d is clean): the mark of an overflow that the loss scaler skipped, or a batch that was dropped. --strict reports it as the origin.",
+			r.Step, r.Kind, r.Op, r.Step+1))
+	}
 	if len(m.scanned) > 0 {
 		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
 	}

@@ -15,6 +15,7 @@ func (m *modeResult) verdict() *Verdict {
 		Candidates: []Candidate{},
 		Warnings:   append([]Warning{}, m.warnings...),
 		Suppressed: m.supp.list(),
+		Recovered:  append([]Recovered{}, m.recovered...),
 		NextSteps:  []string{},
 		Scanned: Scanned{
 			Steps: m.scanned, Files: m.files, Bytes: m.bytes, Entries: m.entries,
@@ -59,6 +60,12 @@ type builder struct {
 	main int        // the rank whose view the origin details come from
 	side *rankFiles // its stack.json and construct.json
 	root *event
+}
+
+// recovered summarises an anomalous step that the next step no longer shows.
+func (r *stepResult) recovered() Recovered {
+	p := r.pick()
+	return Recovered{Step: r.step, Ranks: p.ranks, Op: p.root.name, Stage: r.scans[p.main].stage(p.root), Kind: p.kind}
 }
 
 // pick is the origin of a step as the ranks tell it, before any detail is

@@ -112,8 +112,12 @@ func TestVerdictMatchesGroundTruth(t *testing.T) {
 				if level == "mix" && (len(o.Chain) == 0 || o.Chain[len(o.Chain)-1] != "Module.encoder.FeatureEncoder.forward.0") {
 					t.Errorf("chain = %v, want it to end at the FeatureEncoder module", o.Chain)
 				}
-				if len(v.Scanned.NotScanned) == 0 || v.Scanned.NotScanned[0] != gt.Origin.Step+1 {
-					t.Errorf("not scanned = %v: the scan should stop after step %d", v.Scanned.NotScanned, gt.Origin.Step)
+				// step N+1 is read to see that the anomaly lasts, then the scan stops
+				if len(v.Scanned.NotScanned) == 0 || v.Scanned.NotScanned[0] != gt.Origin.Step+2 {
+					t.Errorf("not scanned = %v: the scan should stop after step %d", v.Scanned.NotScanned, gt.Origin.Step+1)
+				}
+				if len(v.Recovered) != 0 {
+					t.Errorf("recovered = %+v, want none", v.Recovered)
 				}
 				if len(o.Outputs) == 0 || o.Outputs[0].Holds == "finite" {
 					t.Errorf("origin outputs = %+v, want the non-finite output", o.Outputs)

@@ -21,6 +21,11 @@ type Options struct {
 	Rules []Rule
 	// Jobs bounds how many files are read at once (0: one per CPU).
 	Jobs int
+	// Strict reports the first anomaly even when the next step no longer
+	// shows it. By default such a step (an overflow the loss scaler skipped,
+	// a NaN batch that was dropped) is listed under Recovered and the scan
+	// goes on to the first anomaly that lasts.
+	Strict bool
 }
 
 // Run analyses a dump and returns the verdict. It fails only when there is
@@ -56,7 +61,7 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		res, err := analyseMode(ctx, mode, md, rules, jobs)
+		res, err := analyseMode(ctx, mode, md, rules, jobs, opt.Strict)
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +98,7 @@ type modeResult struct {
 	entries    int64
 	warnings   []Warning
 	supp       *suppressions
+	recovered  []Recovered
 }
 
 func (m *modeResult) earlierThan(o *modeResult) bool {
@@ -106,8 +112,10 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 }
 
 // analyseMode reads the steps in order, all ranks of a step in parallel,
-// and stops at the first step with an anomaly.
-func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int) (*modeResult, error) {
+// and stops at the first step with an anomaly that lasts: when the next step
+// is dumped and clean, the anomaly was dropped (a skipped step) and the scan
+// goes on, unless strict.
+func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int, strict bool) (*modeResult, error) {
 	byStep := map[int][]dump.RankDir{}
 	m := &modeResult{mode: mode, supp: newSuppressions()}
 	for _, d := range dirs {
@@ -117,23 +125,44 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		byStep[d.Step] = append(byStep[d.Step], d)
 	}
 	sort.Ints(m.steps)
-	for i, step := range m.steps {
-		scans, err := scanStep(ctx, byStep[step], rules, jobs)
+	step := func(i int) (*stepResult, error) {
+		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs)
 		if err != nil {
 			return nil, err
 		}
-		m.scanned = append(m.scanned, step)
+		m.scanned = append(m.scanned, m.steps[i])
 		for _, rank := range sortedKeys(scans) {
 			m.account(scans[rank])
 		}
-		res := analyseStep(step, mode, scans)
+		res := analyseStep(m.steps[i], mode, scans)
 		m.supp.addStep(res)
-		if res.anomalous {
-			m.hit = res
-			m.notScanned = append(m.notScanned, m.steps[i+1:]...)
-			break
+		return res, nil
+	}
+	for i := 0; i < len(m.steps); i++ {
+		res, err := step(i)
+		if err != nil {
+			return nil, err
 		}
-		m.prev = res
+		if !res.anomalous {
+			m.prev = res
+			continue
+		}
+		if !strict && i+1 < len(m.steps) && m.steps[i+1] == m.steps[i]+1 {
+			next, err := step(i + 1)
+			if err != nil {
+				return nil, err
+			}
+			if !next.anomalous {
+				m.recovered = append(m.recovered, res.recovered())
+				m.prev = next
+				i++
+				continue
+			}
+			i++ // read already
+		}
+		m.hit = res
+		m.notScanned = append(m.notScanned, m.steps[i+1:]...)
+		break
 	}
 	return m, nil
 }

@@ -316,3 +316,55 @@ func TestTrapNanCheckFlag(t *testing.T) {
 		t.Fatalf("origin = %+v, want the flagged call, kind overflow", o)
 	}
 }
+
+// writeSteps writes several steps of the same ranks.
+func writeSteps(t *testing.T, steps map[int]map[int][]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for step, ranks := range steps {
+		one := writeRun(t, step, ranks)
+		src := filepath.Join(one, fmt.Sprintf("step%d", step))
+		if err := os.Rename(src, filepath.Join(root, fmt.Sprintf("step%d", step))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestTrapRecoveredStep(t *testing.T) {
+	clean := same(2, "Torch.mul.0.forward in=1 out=1", "Torch.mul.0.backward in=1 out=1")
+	overflow := map[int][]string{
+		0: {"Torch.mul.0.forward in=1 out=1", "Torch.mul.0.backward in=1 out=inf"},
+		1: clean[1],
+	}
+	nan := map[int][]string{
+		0: clean[0],
+		1: {"Torch.log.0.forward in=1 out=nan", "Torch.mul.0.backward in=nan out=nan"},
+	}
+	// step 3 overflows on rank 0, step 4 is clean again, step 5 goes NaN for good
+	root := writeSteps(t, map[int]map[int][]string{2: clean, 3: overflow, 4: clean, 5: nan, 6: nan})
+	v := trace1(t, root)
+	if o := v.Origin; o == nil || o.Step != 5 || o.Op != "Torch.log.0.forward" || !equalInts(o.Ranks, []int{1}) {
+		t.Fatalf("origin = %+v, want step 5's log on rank 1", o)
+	}
+	if len(v.Recovered) != 1 || v.Recovered[0].Step != 3 || v.Recovered[0].Op != "Torch.mul.0.backward" || v.Recovered[0].Kind != "inf" {
+		t.Errorf("recovered = %+v, want step 3's overflow", v.Recovered)
+	}
+	strict, err := Run(context.Background(), Options{Path: root, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := strict.Origin; o == nil || o.Step != 3 {
+		t.Errorf("strict origin = %+v, want step 3", o)
+	}
+	// Only a recovered overflow: no lasting anomaly, but it is reported.
+	v = trace1(t, writeSteps(t, map[int]map[int][]string{3: overflow, 4: clean}))
+	if v.Anomaly || len(v.Recovered) != 1 {
+		t.Errorf("anomaly %v, recovered %+v", v.Anomaly, v.Recovered)
+	}
+	// When the next step is not dumped, nothing says it recovered.
+	v = trace1(t, writeSteps(t, map[int]map[int][]string{3: overflow, 5: clean}))
+	if o := v.Origin; o == nil || o.Step != 3 || len(v.Recovered) != 0 {
+		t.Errorf("origin = %+v, recovered %+v, want step 3", o, v.Recovered)
+	}
+}

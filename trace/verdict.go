@@ -22,6 +22,7 @@ type Verdict struct {
 	Carrier    *Hop         `json:"carrier"`
 	Spread     []Hop        `json:"spread"`
 	Candidates []Candidate  `json:"candidates"`
+	Recovered  []Recovered  `json:"recovered"`
 	Suppressed []Suppressed `json:"suppressed"`
 	Warnings   []Warning    `json:"warnings"`
 	NextSteps  []string     `json:"next_steps"`
@@ -57,6 +58,17 @@ type Origin struct {
 	// Collective is set when the collective itself made the value from
 	// clean inputs on every rank (for example a float16 sum that overflows).
 	Collective bool `json:"collective,omitempty"`
+}
+
+// Recovered is an anomaly that the next step no longer showed: a step the
+// loss scaler skipped, a dropped batch. It is not the origin of a lasting
+// anomaly; Options.Strict makes it one.
+type Recovered struct {
+	Step  int    `json:"step"`
+	Ranks []int  `json:"ranks"`
+	Op    string `json:"op"`
+	Stage string `json:"stage"`
+	Kind  string `json:"kind"`
 }
 
 // OpRef names one call.

@@ -18,6 +18,7 @@ type traceFlags struct {
 	output       string
 	rules        string
 	jobs         int
+	strict       bool
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
@@ -27,11 +28,12 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
 	cmd.Flags().StringVar(&f.rules, "rules", "", "JSON file of extra exclusion rules (op, side, slot, values, reason)")
 	cmd.Flags().IntVar(&f.jobs, "jobs", 0, "files read at once (default: one per CPU)")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "report the first NaN/Inf even when the next step no longer shows it")
 }
 
 // options turns the flags into trace.Options.
 func (f *traceFlags) options(path string) (trace.Options, error) {
-	opt := trace.Options{Path: path, Jobs: f.jobs}
+	opt := trace.Options{Path: path, Jobs: f.jobs, Strict: f.strict}
 	var err error
 	if f.steps != "" {
 		if opt.Steps, err = dump.ParseRanges(f.steps); err != nil {

@@ -17,6 +17,7 @@ func Text(w io.Writer, v *trace.Verdict) error {
 		p.clean(v)
 	} else {
 		p.headline(v)
+		p.recovered(v)
 		p.origin(v)
 		p.spread(v)
 		p.confidence(v)
@@ -314,8 +315,25 @@ func (p *printer) scanned(v *trace.Verdict) {
 }
 
 func (p *printer) clean(v *trace.Verdict) {
-	p.f("nanhunt: no NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
+	if len(v.Recovered) > 0 {
+		p.f("nanhunt: no lasting NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
+		p.recovered(v)
+	} else {
+		p.f("nanhunt: no NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
+	}
 	p.list("Next", v.NextSteps)
+}
+
+// recovered lists anomalies that the next step no longer showed.
+func (p *printer) recovered(v *trace.Verdict) {
+	if len(v.Recovered) == 0 {
+		return
+	}
+	p.f("Did not last (the next step was clean again; --strict counts them)\n")
+	for _, r := range v.Recovered {
+		p.f("  step %-5d %-14s %-42s %-9s %s\n", r.Step, rankWord(r.Ranks), r.Op, r.Stage, r.Kind)
+	}
+	p.f("\n")
 }
 
 func bytesWord(n int64) string {
