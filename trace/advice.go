@@ -40,7 +40,7 @@ func (b *builder) advice() []string {
 	var out []string
 	n := dump.ParseName(o.Op)
 	switch {
-	case len(r.sources) == 0 && r.collOrigin == nil:
+	case o.Unread:
 		out = append(out, fmt.Sprintf("Dump %s at step %d: the value came from there.", rankList(o.Ranks), o.Step))
 	case o.Captured:
 		if h, ok := hints[n.API]; ok {

@@ -78,6 +78,7 @@ type pick struct {
 	tie        bool
 	captured   bool
 	collective bool
+	unread     bool // only receivers were read: the ranks that sent it were not
 }
 
 func (r *stepResult) pick() pick {
@@ -115,6 +116,7 @@ func (r *stepResult) pick() pick {
 			}
 		}
 		p.ranks = append(p.ranks, h.missing...)
+		p.unread = true
 		p.main = h.to[0]
 		l := r.locals[p.main]
 		p.root = l.first
@@ -127,7 +129,7 @@ func (b *builder) origin() {
 	r, v := b.r, b.v
 	p := r.pick()
 	o := &Origin{Step: r.step, Ranks: p.ranks, Chain: []string{}, Reasons: []string{},
-		Kind: p.kind, Tie: p.tie, Captured: p.captured, Collective: p.collective}
+		Kind: p.kind, Tie: p.tie, Captured: p.captured, Collective: p.collective, Unread: p.unread}
 	if o.Ranks == nil {
 		o.Ranks = []int{}
 	}
@@ -308,7 +310,7 @@ func (b *builder) judge() {
 	}
 	l := r.locals[b.main]
 	switch {
-	case len(r.sources) == 0 && r.collOrigin == nil:
+	case o.Unread:
 		lower(1, "the ranks that sent it were not read (not dumped, or damaged); the origin is among them")
 	case !o.Captured:
 		lower(1, "the origin is not in the dump: the first call that shows it already had it in its inputs")
@@ -353,7 +355,7 @@ func (b *builder) judge() {
 		}
 		lower(to, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
 	}
-	if b.m.prev == nil && r.step > 0 && len(b.m.scanned) == 1 && !o.Captured {
+	if r.step > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
 		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
 	}
 	if max := maxRank(r.ranks); len(r.ranks) < max+1 {

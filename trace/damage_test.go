@@ -83,7 +83,7 @@ func TestDamageBeforeTheOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := v.Origin
-	if o == nil || o.Captured || !equalInts(o.Ranks, []int{2}) || o.Confidence != "low" {
+	if o == nil || o.Captured || !o.Unread || !equalInts(o.Ranks, []int{2}) || o.Confidence != "low" {
 		t.Fatalf("origin = %+v, want rank 2 (its dump was cut before the origin), not captured, low", o)
 	}
 	if c := v.Carrier; c == nil || len(c.FromRanks) != 0 || !equalInts(c.Unread, []int{2}) || !equalInts(c.ToRanks, []int{0, 1, 3}) {

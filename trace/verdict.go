@@ -58,6 +58,9 @@ type Origin struct {
 	// Collective is set when the collective itself made the value from
 	// clean inputs on every rank (for example a float16 sum that overflows).
 	Collective bool `json:"collective,omitempty"`
+	// Unread is set when only ranks that received it were read: the ranks
+	// listed sent it, but their dumps are missing or damaged.
+	Unread bool `json:"unread,omitempty"`
 }
 
 // Recovered is an anomaly that the next step no longer showed: a step the

@@ -101,7 +101,8 @@ func TestTraceJSONSchema(t *testing.T) {
 	if v.Schema != "nanhunt/verdict/v1" || v.Origin.Op != "Torch.log.0.forward" || v.FirstNaN != nil || v.Carrier.Op != "Distributed.all_reduce.0.forward" {
 		t.Errorf("verdict = %+v", v)
 	}
-	if len(v.Scanned.Steps) != 2 || v.Scanned.Steps[0] != 4 {
+	// step 6 is read to see that step 5's anomaly lasts
+	if len(v.Scanned.Steps) != 3 || v.Scanned.Steps[0] != 4 {
 		t.Errorf("--steps 4-6 read steps %v", v.Scanned.Steps)
 	}
 }

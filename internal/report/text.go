@@ -80,7 +80,7 @@ func (p *printer) headline(v *trace.Verdict) {
 	switch {
 	case o.Collective:
 		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
-	case !o.Captured && len(o.Ranks) > 0 && o.Interval == nil:
+	case o.Unread:
 		p.f("  The ranks that sent it (%s) were not read; %s is where it arrived.\n", rankWord(o.Ranks), o.Op)
 	case !o.Captured:
 		p.f("  The call that made it is not in the dump: %s is the first call that shows it, and it already\n  had it in its inputs.\n", o.Op)
