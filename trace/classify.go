@@ -11,6 +11,7 @@ type facts struct {
 	negConst bool       // a -inf constant argument: a legitimate -inf source
 	statless bool       // tensors were recorded, none with Max/Min
 	tensors  int
+	stats    int // tensors with Max/Min
 	suppress []suppressHit
 }
 
@@ -89,6 +90,7 @@ func classify(e *dump.Entry, n dump.Name, rules *ruleSet) facts {
 		}
 	}
 	f.statless = f.tensors > 0 && withStats == 0
+	f.stats = withStats
 	if n.Dir == dump.ParamGrad {
 		return f // gradients observed, not computed here: never an origin
 	}

@@ -72,6 +72,9 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 	if best.readable == 0 {
 		return nil, fmt.Errorf("%s: no dump.json could be read", opt.Path)
 	}
+	if best.hit == nil && best.tensors > 0 && best.stats == 0 && !best.nanCheck {
+		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
+	}
 	v := best.verdict()
 	for _, w := range layout.Warnings {
 		v.Warnings = append(v.Warnings, Warning{Message: w})
@@ -94,6 +97,9 @@ type modeResult struct {
 	prev       *stepResult // the step scanned before it
 	files      int
 	readable   int
+	tensors    int
+	stats      int
+	nanCheck   bool
 	bytes      int64
 	entries    int64
 	warnings   []Warning
@@ -192,6 +198,9 @@ func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int) 
 func (m *modeResult) account(s *rankScan) {
 	m.files++
 	m.bytes += s.bytes
+	m.tensors += s.tensors
+	m.stats += s.stats
+	m.nanCheck = m.nanCheck || s.nanCheck
 	m.entries += int64(s.entries)
 	file := s.dir.Dump
 	switch {

@@ -49,6 +49,7 @@ type rankScan struct {
 	suppressed []suppression
 	supIndex   map[suppressKey]int
 	tensors    int
+	stats      int // tensors with Max/Min
 	statless   int // calls whose tensors had no Max/Min
 	flagged    int // nan_check: calls with the overflow flag
 	nanCheck   bool
@@ -121,6 +122,7 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 		} else {
 			ev.facts = classify(e, n, rules)
 			s.tensors += ev.tensors
+			s.stats += ev.stats
 			if ev.statless {
 				s.statless++
 			}

@@ -31,6 +31,8 @@ func tensorJSON(v string) string {
 		return `{"type": "float", "value": 1.0}`
 	case "null":
 		return "null"
+	case "xor":
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "requires_grad": true, "md5": "0x00000000deadbeef"}`
 	}
 	return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 1.5, "Min": -0.5, "Mean": 0.1, "Norm": 2.0, "requires_grad": true}`
 }
@@ -366,5 +368,29 @@ func TestTrapRecoveredStep(t *testing.T) {
 	v = trace1(t, writeSteps(t, map[int]map[int][]string{3: overflow, 5: clean}))
 	if o := v.Origin; o == nil || o.Step != 3 || len(v.Recovered) != 0 {
 		t.Errorf("origin = %+v, recovered %+v, want step 3", o, v.Recovered)
+	}
+}
+
+func TestStatlessDumps(t *testing.T) {
+	// summary_mode xor: no Max/Min anywhere. Nothing can be decided: an error.
+	root := writeRun(t, 0, same(2, "Torch.log.0.forward in=xor out=xor", "Tensor.add.0.forward in=xor,xor out=xor"))
+	if _, err := Run(context.Background(), Options{Path: root}); err == nil || !strings.Contains(err.Error(), "summary_mode") {
+		t.Errorf("err = %v, want one that names summary_mode", err)
+	}
+	// Partly stat-less: an answer, and a warning.
+	root = writeRun(t, 0, map[int][]string{
+		0: {"Torch.log.0.forward in=xor out=xor", "Tensor.add.0.forward in=xor,xor out=xor"},
+		1: {"Torch.log.0.forward in=1 out=nan", "Tensor.add.0.forward in=nan out=nan"},
+	})
+	v := trace1(t, root)
+	if v.Origin == nil || v.Origin.Op != "Torch.log.0.forward" {
+		t.Fatalf("origin = %+v", v.Origin)
+	}
+	found := false
+	for _, w := range v.Warnings {
+		found = found || strings.Contains(w.Message, "no Max/Min")
+	}
+	if !found {
+		t.Errorf("no warning about the stat-less rank: %+v", v.Warnings)
 	}
 }
