@@ -706,41 +706,28 @@ func intern(b []byte) string {
 }
 
 func (r *Reader) readShape(o *objState) error {
-	tok, err := r.lx.Next()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonlex.ArrayStart {
-		if isOpen(tok.Kind) {
-			return r.skipRest()
+	return r.numbers(func(lit []byte) {
+		if len(lit) == 1 && lit[0] == '0' {
+			o.empty = true
 		}
-		return nil
-	}
-	for {
-		tok, err := r.lx.Next()
-		if err != nil {
-			return err
+		if r.opt.Details {
+			n, _ := strconv.Atoi(string(lit))
+			r.shape = append(r.shape, n)
 		}
-		switch tok.Kind {
-		case jsonlex.ArrayEnd:
-			return nil
-		case jsonlex.Number:
-			if len(tok.Bytes) == 1 && tok.Bytes[0] == '0' {
-				o.empty = true
-			}
-			if r.opt.Details {
-				n, _ := strconv.Atoi(string(tok.Bytes))
-				r.shape = append(r.shape, n)
-			}
-		case jsonlex.ObjectStart, jsonlex.ArrayStart:
-			if err := r.skipRest(); err != nil {
-				return err
-			}
-		}
-	}
+	})
 }
 
 func (r *Reader) readInts(dst *[]int) error {
+	return r.numbers(func(lit []byte) {
+		if n, err := strconv.Atoi(string(lit)); err == nil && len(*dst) < 1<<16 {
+			*dst = append(*dst, n)
+		}
+	})
+}
+
+// numbers reads a value expected to be a list of numbers, calling fn with
+// each number's literal; anything else in it is skipped.
+func (r *Reader) numbers(fn func(lit []byte)) error {
 	tok, err := r.lx.Next()
 	if err != nil {
 		return err
@@ -760,9 +747,7 @@ func (r *Reader) readInts(dst *[]int) error {
 		case jsonlex.ArrayEnd:
 			return nil
 		case jsonlex.Number:
-			if n, err := strconv.Atoi(string(tok.Bytes)); err == nil && len(*dst) < 1<<16 {
-				*dst = append(*dst, n)
-			}
+			fn(tok.Bytes)
 		case jsonlex.ObjectStart, jsonlex.ArrayStart:
 			if err := r.skipRest(); err != nil {
 				return err
