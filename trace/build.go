@@ -288,12 +288,16 @@ func (b *builder) candidates() {
 		}
 		v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: l.root.name, Index: l.root.index,
 			Stage: s.stage(l.root), Kind: kindName(l.kind, l.role == roleFlagged), Role: role})
-		n := 0
+		// Later births that add a kind the rank did not hold yet (the NaN
+		// after an Inf); more of the same kind are its consequences, such as
+		// backward calls whose saved forward values were already NaN.
+		n, seen := 0, l.kind
 		for _, bt := range l.births {
-			if bt == l.root || bt.index < l.root.index || n >= 3 || !s.isSevere(bt) {
+			if bt == l.root || bt.index < l.root.index || n >= 3 || !s.isSevere(bt) || bt.birth&^seen == 0 {
 				continue
 			}
 			n++
+			seen |= bt.birth
 			v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: bt.name, Index: bt.index,
 				Stage: s.stage(bt), Kind: kindName(bt.birth, false), Role: "later birth on the same rank"})
 		}

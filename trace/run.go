@@ -223,8 +223,4 @@ func (m *modeResult) account(s *rankScan) {
 			"%d of %d calls have no Max/Min statistics (summary_mode xor or md5-only, or empty tensors): NaN/Inf cannot be decided for them",
 			s.statless, s.entries)})
 	}
-	if s.dropped > 0 {
-		m.warnings = append(m.warnings, Warning{File: file, Message: fmt.Sprintf(
-			"%d further calls with non-finite values were not kept in detail (limits per file)", s.dropped)})
-	}
 }

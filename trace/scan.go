@@ -21,8 +21,7 @@ type event struct {
 
 	prevClean     int    // index of the last earlier call whose outputs were finite; -1
 	prevCleanName string //
-	prevCleanOff  [2]int64
-	legitNeg      int // index of the latest legitimate -inf source before it; -1
+	legitNeg      int    // index of the latest legitimate -inf source before it; -1
 }
 
 // Caps on what one rank scan keeps, so memory does not grow with the file.
@@ -53,7 +52,6 @@ type rankScan struct {
 	statless   int // calls whose tensors had no Max/Min
 	flagged    int // nan_check: calls with the overflow flag
 	nanCheck   bool
-	dropped    int
 	severeKept int
 	negKept    int
 }
@@ -86,7 +84,6 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 	rd2 := dump.NewReader(f, dump.ReaderOptions{WindowSize: windowFor(s.bytes)})
 	seen := map[string]int{}
 	prevClean, prevName := -1, ""
-	var prevOff [2]int64
 	legitNeg := -1
 	for rd2.Next() {
 		if s.entries&1023 == 0 && ctx.Err() != nil {
@@ -103,8 +100,7 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 		if e.IsNaN >= 0 {
 			s.nanCheck = true
 		}
-		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
-			prevCleanOff: prevOff, legitNeg: legitNeg, flagged: e.IsNaN == 1}
+		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName, legitNeg: legitNeg, flagged: e.IsNaN == 1}
 		keep := false
 		var outClean bool
 		if n.IsDistributed() {
@@ -148,11 +144,9 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 			ev.name = e.Name
 			ev.offset, ev.end = e.Offset, e.End
 			s.events = append(s.events, ev)
-		} else if ev.in|ev.out|ev.birth != 0 {
-			s.dropped++
 		}
 		if e.HasOutput && outClean {
-			prevClean, prevName, prevOff = e.Index, e.Name, [2]int64{e.Offset, e.End}
+			prevClean, prevName = e.Index, e.Name
 		}
 	}
 	if err := rd2.Err(); err != nil {
