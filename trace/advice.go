@@ -46,11 +46,14 @@ func (b *builder) advice() []string {
 		if h, ok := hints[n.API]; ok {
 			out = append(out, fmt.Sprintf("%s: %s.", o.Op, h))
 		}
+		if o.Collective {
+			break
+		}
 		out = append(out, fmt.Sprintf(
 			"Reproduce it alone: dump real tensors of step %d, %s with msprobe task \"tensor\", \"list\": [%q], then re-run %s on the saved inputs.",
 			o.Step, rankList(o.Ranks), n.Op(), n.Op()))
 		if n.Dir == dump.Backward {
-			out = append(out, fmt.Sprintf("It happened in the backward of %s: the forward call %s had finite values, so look at its gradient formula at those inputs.", n.Op(), n.ForwardName()))
+			out = append(out, fmt.Sprintf("It happened in the backward of %s: look at its gradient formula at the inputs of the forward call %s.", n.Op(), n.ForwardName()))
 		}
 		if o.Tie {
 			out = append(out, fmt.Sprintf("Compare what %s had that the others did not at step %d (their batch, their experts, their shard).", rankList(o.Ranks), o.Step))

@@ -283,8 +283,8 @@ func (p *printer) suppressed(v *trace.Verdict) {
 			p.f("  ... %d more (see --format json)\n", len(v.Suppressed)-i)
 			break
 		}
-		p.f("  %-28s %-5s x%-5d steps %-6s ranks %-8s %s\n", s.Op, s.Values, s.Count,
-			dump.FormatRanges(s.Steps), dump.FormatRanges(s.Ranks), s.Reason)
+		p.f("  %-30s %-9s x%-6d %-12s %-14s %s\n", s.Op, s.Values, s.Count,
+			stepsWord(s.Steps), rankWord(s.Ranks), s.Reason)
 	}
 	p.f("\n")
 }
