@@ -84,6 +84,9 @@ func classify(e *dump.Entry, n dump.Name, rules *ruleSet) facts {
 			f.out |= a.Num.Class
 			continue
 		}
+		if !a.Field.IsInput() {
+			continue
+		}
 		f.in |= a.Num.Class
 		if a.Tensor < 0 && a.Num.Class == dump.NegInf {
 			f.negConst = true
