@@ -42,3 +42,25 @@ func BenchmarkReader(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrefilter runs the byte search over a real clean dump.json
+// (cleared) and over one with NaN in it (flagged).
+func BenchmarkPrefilter(b *testing.B) {
+	dir := sharedDir(b)
+	for _, name := range []string{"step4", "step5"} {
+		data, err := os.ReadFile(filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/mix", name, "rank2/dump.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			p := NewPrefilter(len(data)+1, 4096)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Scan(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

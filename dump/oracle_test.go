@@ -292,6 +292,9 @@ func oClass(n *jsonoracle.Node) Class {
 	case jsonoracle.NegInf:
 		return NegInf
 	case jsonoracle.Number:
+		if len(n.Literal) > maxNumberLen {
+			return 0
+		}
 		f, _ := strconv.ParseFloat(n.Literal, 64)
 		switch {
 		case math.IsInf(f, 1):

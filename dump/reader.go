@@ -809,12 +809,20 @@ func (r *Reader) stat(tok jsonlex.Token) Stat {
 	return Stat{}
 }
 
+// maxNumberLen is the longest number literal read as a value: Python's
+// repr of a float is at most 24 bytes; a literal of 100 digits is not a
+// statistic msprobe writes, and is read as unknown rather than overflowing.
+const maxNumberLen = 100
+
 // numberStat classifies a JSON number literal. Any literal is finite unless
 // it overflows float64 (1e309), which only a long literal or one with an
 // exponent can do; only those, or all with details, are parsed.
 func numberStat(lit []byte, details bool) Stat {
 	if !details && len(lit) < 24 && !hasExponent(lit) {
 		return Stat{Kind: StatNumber}
+	}
+	if len(lit) > maxNumberLen {
+		return Stat{Kind: StatString} // no statistic is written like this
 	}
 	v, _ := strconv.ParseFloat(string(lit), 64)
 	st := Stat{Kind: StatNumber, Value: v}

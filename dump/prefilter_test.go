@@ -1,0 +1,127 @@
+package dump
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// nonFinite reports whether the Reader sees any non-finite value in an entry.
+func nonFinite(e *Entry) bool {
+	if e.IsNaN == 1 {
+		return true
+	}
+	for _, t := range e.Tensors {
+		if t.Max.Class|t.Min.Class|t.Mean.Class|t.Norm.Class != 0 {
+			return true
+		}
+	}
+	for _, a := range e.Args {
+		if a.Num.Class != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPrefilter: every entry in which the Reader sees a non-finite value
+// holds a hit, so a cleared file holds none.
+func checkPrefilter(t *testing.T, data []byte, window int) *Hits {
+	t.Helper()
+	p := NewPrefilter(window, 64)
+	h, err := p.Scan(iotest.HalfReader(bytes.NewReader(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(bytes.NewReader(data), ReaderOptions{})
+	for r.Next() {
+		e := r.Entry()
+		if nonFinite(e) && !h.Within(e.Offset, e.End) {
+			t.Fatalf("entry %q [%d, %d) holds a non-finite value but no hit (hits %v, saturated %v)", e.Name, e.Offset, e.End, h.Offsets, h.Saturated)
+		}
+	}
+	// A cleared file is not parsed, so syntax errors in it go unseen; but a
+	// file that simply stops (a crash during the write) is never cleared.
+	var fe *FormatError
+	if errors.As(r.Err(), &fe) && fe.Truncated() && h.Clear() {
+		t.Fatalf("a truncated file was cleared: %v", r.Err())
+	}
+	return h
+}
+
+func TestPrefilterSpellings(t *testing.T) {
+	tests := []struct {
+		doc   string
+		clear bool
+	}{
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.5, "Min": -2e-05, "Mean": 1e+30, "Norm": 3.4028234663852886e+38}]}}}`, true},
+		{`{"data": {"Torch.isnan.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.bool", "Max": true, "Min": false}]}, "Tensor.nan_to_num.0.forward": {}, "Torch.isinf.1.forward": {}}}`, true},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": NaN, "Min": NaN}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": Infinity, "Min": -Infinity}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": -Infinity}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": "inf", "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": "-INFINITY", "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": "NaN", "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": "\u006Ean", "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1e309, "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": -1E+400, "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1` + strings.Repeat("0", 310) + `.5, "Min": 0}]}}}`, true}, // not read as a number
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1` + strings.Repeat("0", 90) + `e220, "Min": 0}]}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0}], "is_nan": 1}}}`, false},
+		{`{"data": {"a.b.0.forward": {"input_kwargs": {"v": {"type": "float", "value": "-inf"}}}}}`, false},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0}]}`, false}, // cut: not whole
+	}
+	for _, tt := range tests {
+		h := checkPrefilter(t, []byte(tt.doc), 0)
+		if h.Clear() != tt.clear {
+			t.Errorf("Clear() = %v, want %v for %s", h.Clear(), tt.clear, tt.doc)
+		}
+		for _, w := range []int{1, 3, 7} {
+			if h2 := checkPrefilter(t, []byte(tt.doc), w); h2.Clear() != tt.clear {
+				t.Errorf("window %d: Clear() = %v, want %v for %s", w, h2.Clear(), tt.clear, tt.doc)
+			}
+		}
+	}
+}
+
+func TestPrefilterRealDumps(t *testing.T) {
+	cleared, flagged := 0, 0
+	for _, f := range dumpFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := checkPrefilter(t, data, 4096)
+		if h.Clear() {
+			cleared++
+		} else {
+			flagged++
+		}
+		// the clean steps of the generated scenarios are cleared
+		if strings.Contains(f, "msprobe-generated") && strings.Contains(f, string(filepath.Separator)+"step4"+string(filepath.Separator)) && !h.Clear() {
+			t.Errorf("%s: a clean step was not cleared (hits %v)", f, h.Offsets)
+		}
+	}
+	if cleared == 0 || flagged == 0 {
+		t.Errorf("cleared %d, flagged %d: want both", cleared, flagged)
+	}
+}
+
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{
+		`{"data": {"a.b.0.forward": {"output": [{"Max": NaN, "Min": NaN}]}}}`,
+		`{"data": {"a.b.0.forward": {"output": [{"Max": "\u0049nf", "Min": 1e300}]}}}`,
+		`{"data": {"a.b.0.forward": {"input_kwargs": {"v": {"type": "float", "value": -1e999}}, "is_nan": 0}}}`,
+		`{"data": {"x": {"output": [{"Max": 12345678901234567890123456789e280, "Min": "Nan"}]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkPrefilter(t, data, 0)
+		checkPrefilter(t, data, 5)
+	})
+}
