@@ -141,6 +141,7 @@ type Entry struct {
 	IsNaN     int8 // nan_check task: 1 overflow flagged, 0 clean, -1 absent or null
 	HasOutput bool // an "output" key was present
 	Fields    uint16
+	Skipped   bool // ReaderOptions.Select passed it by: only name, index and range are set
 }
 
 // Has reports whether the entry had the given field.
@@ -152,6 +153,7 @@ func (e *Entry) reset() {
 	e.IsNaN = -1
 	e.HasOutput = false
 	e.Fields = 0
+	e.Skipped = false
 }
 
 // Header is the top of dump.json, outside "data".

@@ -23,11 +23,17 @@ type Hits struct {
 	// where it ends. (A cleared file is not parsed, so other damage to it
 	// goes unseen.)
 	Whole bool
+	// Tensors and Stats count the "dtype" and "Max" keys: a file whose
+	// tensors carry no statistics (summary_mode xor) says nothing about
+	// NaN, and must be parsed to say so.
+	Tensors, Stats int
 }
 
-// Clear reports whether the file holds no non-finite value and looks whole:
-// it need not be parsed.
-func (h *Hits) Clear() bool { return len(h.Offsets) == 0 && h.Whole }
+// Clear reports whether the file holds no non-finite value, looks whole and
+// has statistics: it need not be parsed.
+func (h *Hits) Clear() bool {
+	return len(h.Offsets) == 0 && h.Whole && (h.Tensors == 0 || h.Stats > 0)
+}
 
 // Within reports whether [from, to) holds a hit.
 func (h *Hits) Within(from, to int64) bool {
@@ -91,6 +97,7 @@ func NewPrefilter(window, max int) *Prefilter {
 func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Offsets = p.hits.Offsets[:0]
 	p.hits.Saturated, p.hits.Whole = false, false
+	p.hits.Tensors, p.hits.Stats = 0, 0
 	p.base, p.carry = 0, 0
 	p.first, p.last = 0, 0
 	p.open, p.close = 0, 0
@@ -129,6 +136,10 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 	off := p.base - int64(carry) // stream offset of b[0]
 	for _, pat := range plainPatterns {
 		p.each(b, pat, func(i int) bool { return i+len(pat) > carry }, func(i int) { p.hit(off + int64(i)) })
+	}
+	if p.hits.Stats == 0 {
+		p.each(b, `"Max"`, func(i int) bool { return i+5 > carry }, func(int) { p.hits.Stats++ })
+		p.each(b, `"dtype"`, func(i int) bool { return i+7 > carry }, func(int) { p.hits.Tensors++ })
 	}
 	// Candidates that need context: those in [lo, hi) are judged here.
 	lo, hi := max(0, carry-contextLen), len(b)-contextLen

@@ -19,6 +19,10 @@ type ReaderOptions struct {
 	Details bool
 	// WindowSize is the read window in bytes (0: 1 MiB).
 	WindowSize int
+	// Select, when set, is asked before each entry's value is read; when
+	// it says no, the value is skipped without being parsed, and the Entry
+	// has only its name, index and byte range (Skipped is set).
+	Select func(name string, offset int64) bool
 }
 
 // maxDepth bounds nesting: msprobe writes at most about ten levels, and a
@@ -80,6 +84,14 @@ func NewReader(r io.Reader, opt ReaderOptions) *Reader {
 	}
 }
 
+// Reset makes the Reader read a new dump.json from r, keeping its buffers
+// and options.
+func (r *Reader) Reset(src io.Reader) {
+	r.lx.Reset(src)
+	r.hdr = Header{}
+	r.state, r.index, r.err = 0, 0, nil
+}
+
 // Header returns the fields read so far outside "data" (msprobe writes them
 // before it, so they are known after the first call to Next).
 func (r *Reader) Header() Header { return r.hdr }
@@ -128,6 +140,15 @@ func (r *Reader) Next() bool {
 	e.Offset = tok.Offset
 	e.Index = r.index
 	r.index++
+	if r.opt.Select != nil && !r.opt.Select(e.Name, e.Offset) {
+		e.Skipped = true
+		if err := r.lx.SkipValue(); err != nil {
+			r.fail(err, e.Name)
+			return false
+		}
+		e.End = r.lx.InputOffset()
+		return true
+	}
 	if err := r.readEntry(); err != nil {
 		r.fail(err, e.Name)
 		return false

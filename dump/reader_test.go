@@ -311,3 +311,55 @@ func FuzzReader(f *testing.F) {
 		compareWithOracle(t, data, 7)
 	})
 }
+
+func TestSelectAndEntryAt(t *testing.T) {
+	dir := sharedDir(t)
+	file := filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/mix/step5/rank2/dump.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rng struct{ off, end int64 }
+	var full []oEntry
+	var ranges []rng
+	r := NewReader(bytes.NewReader(data), ReaderOptions{Details: true})
+	for r.Next() {
+		full = append(full, fromReader(r.Entry(), true))
+		ranges = append(ranges, rng{r.Entry().Offset, r.Entry().End})
+	}
+	// Skipping every other entry keeps names, indexes and ranges.
+	sel := NewReader(bytes.NewReader(data), ReaderOptions{Select: func(name string, off int64) bool { return len(name)%2 == 0 }})
+	i := 0
+	for sel.Next() {
+		e := sel.Entry()
+		if e.Name != full[i].Name || e.Index != i || e.Offset != ranges[i].off || e.End != ranges[i].end || e.Skipped != (len(e.Name)%2 != 0) {
+			t.Fatalf("entry %d: %q [%d,%d) skipped %v; want %q [%d,%d)", i, e.Name, e.Offset, e.End, e.Skipped, full[i].Name, ranges[i].off, ranges[i].end)
+		}
+		if e.Skipped && (len(e.Tensors) > 0 || len(e.Args) > 0) {
+			t.Fatalf("a skipped entry has content")
+		}
+		i++
+	}
+	if sel.Err() != nil || i != len(full) {
+		t.Fatalf("%v after %d entries", sel.Err(), i)
+	}
+	// Every entry read again from its range is the same entry.
+	at := NewEntryAt(ReaderOptions{Details: true})
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, rg := range ranges {
+		e, err := at.Read(f, rg.off, rg.end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Offset != rg.off || e.End != rg.end || !reflect.DeepEqual(fromReader(e, true), full[i]) {
+			t.Fatalf("entry %d read again differs", i)
+		}
+	}
+	if _, err := at.Read(f, 5, 3); err == nil {
+		t.Error("a reversed range was accepted")
+	}
+}

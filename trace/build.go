@@ -18,8 +18,8 @@ func (m *modeResult) verdict() *Verdict {
 		Recovered:  append([]Recovered{}, m.recovered...),
 		NextSteps:  []string{},
 		Scanned: Scanned{
-			Steps: m.scanned, Files: m.files, Bytes: m.bytes, Entries: m.entries,
-			NotScanned: m.notScanned, Mode: m.mode,
+			Steps: m.scanned, Files: m.files, Cleared: m.cleared, Bytes: m.bytes, Entries: m.entries,
+			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,
 		},
 	}
 	if v.Scanned.NotScanned == nil {

@@ -2,9 +2,7 @@ package trace
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
@@ -16,20 +14,11 @@ func readEntry(file string, offset, end int64) (*dump.Entry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if end <= offset || end-offset > 1<<30 {
-		return nil, fmt.Errorf("%s: bad entry range %d-%d", file, offset, end)
+	e, err := dump.NewEntryAt(dump.ReaderOptions{Details: true}).Read(f, offset, end)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	body := io.NewSectionReader(f, offset, end-offset)
-	r := dump.NewReader(io.MultiReader(strings.NewReader(`{"data":{`), body, strings.NewReader(`}}`)),
-		dump.ReaderOptions{Details: true, WindowSize: 64 << 10})
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return nil, fmt.Errorf("%s: re-reading offset %d: %w", file, offset, err)
-		}
-		return nil, fmt.Errorf("%s: no entry at offset %d", file, offset)
-	}
-	e := *r.Entry()
-	return &e, nil
+	return e, nil
 }
 
 // tensorStats turns an entry's tensors into report rows, inputs and outputs

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -97,6 +98,7 @@ type modeResult struct {
 	prev       *stepResult // the step scanned before it
 	files      int
 	readable   int
+	cleared    int
 	tensors    int
 	stats      int
 	nanCheck   bool
@@ -105,6 +107,7 @@ type modeResult struct {
 	warnings   []Warning
 	supp       *suppressions
 	recovered  []Recovered
+	checked    *int // the step read only to see that the anomaly lasts
 }
 
 func (m *modeResult) earlierThan(o *modeResult) bool {
@@ -131,12 +134,27 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		byStep[d.Step] = append(byStep[d.Step], d)
 	}
 	sort.Ints(m.steps)
-	step := func(i int) (*stepResult, error) {
-		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs)
+	step := func(i int, how scanMode) (*stepResult, error) {
+		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs, how)
 		if err != nil {
 			return nil, err
 		}
 		m.scanned = append(m.scanned, m.steps[i])
+		if how == scanUntilSevere {
+			for rank, sc := range scans {
+				if errors.Is(sc.openErr, context.Canceled) {
+					delete(scans, rank)
+				}
+			}
+			res := analyseStep(m.steps[i], mode, scans)
+			if res.anomalous {
+				// only that it holds an anomaly counts; what was read
+				// depends on which rank found one first
+				m.scanned = m.scanned[:len(m.scanned)-1]
+				m.checked = &m.steps[i]
+				return res, nil
+			}
+		}
 		for _, rank := range sortedKeys(scans) {
 			m.account(scans[rank])
 		}
@@ -145,7 +163,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		return res, nil
 	}
 	for i := 0; i < len(m.steps); i++ {
-		res, err := step(i)
+		res, err := step(i, scanAll)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +172,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 			continue
 		}
 		if !strict && i+1 < len(m.steps) && m.steps[i+1] == m.steps[i]+1 {
-			next, err := step(i + 1)
+			next, err := step(i+1, scanUntilSevere)
 			if err != nil {
 				return nil, err
 			}
@@ -173,31 +191,74 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 	return m, nil
 }
 
-// scanStep reads every rank of one step, jobs files at a time.
-func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int) (map[int]*rankScan, error) {
+// scanStep reads every rank of one step, jobs files at a time, each worker
+// reusing its buffers. With scanUntilSevere, the first rank that meets an
+// anomaly stops the others.
+func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, mode scanMode) (map[int]*rankScan, error) {
 	out := make([]*rankScan, len(dirs))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(jobs)
-	for i, d := range dirs {
+	for w := 0; w < min(jobs, len(dirs)); w++ {
 		g.Go(func() error {
-			out[i] = scanRank(gctx, d, newRuleSet(rules))
-			return gctx.Err()
+			sc := newScanner(rules)
+			for i := range work {
+				s := sc.scanRank(gctx, dirs[i], mode)
+				out[i] = s
+				if s.stopped {
+					cancel()
+				}
+			}
+			return nil
 		})
 	}
+	g.Go(func() error {
+		defer close(work)
+		for i := range dirs {
+			select {
+			case work <- i:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctxErrOf(ctx, out, mode); err != nil {
 		return nil, err
 	}
 	scans := map[int]*rankScan{}
 	for _, s := range out {
-		scans[s.dir.Rank] = s
+		if s != nil {
+			scans[s.dir.Rank] = s
+		}
 	}
 	return scans, nil
+}
+
+// ctxErrOf tells a cancellation by the caller from the stop of an
+// early-stopping scan.
+func ctxErrOf(ctx context.Context, out []*rankScan, mode scanMode) error {
+	if mode == scanUntilSevere {
+		for _, s := range out {
+			if s != nil && s.stopped {
+				return nil
+			}
+		}
+	}
+	return context.Cause(ctx)
 }
 
 // account adds a scan's size and problems to the totals.
 func (m *modeResult) account(s *rankScan) {
 	m.files++
 	m.bytes += s.bytes
+	if s.cleared {
+		m.cleared++
+	}
 	m.tensors += s.tensors
 	m.stats += s.stats
 	m.nanCheck = m.nanCheck || s.nanCheck

@@ -3,7 +3,9 @@ package trace
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
@@ -54,6 +56,9 @@ type rankScan struct {
 	nanCheck   bool
 	severeKept int
 	negKept    int
+	cleared    bool // the byte search found nothing to parse
+	stopped    bool // scanUntilSevere met an anomaly and stopped
+	collsFull  bool // more non-finite collectives than maxCollEvents
 }
 
 type suppressKey struct {
@@ -69,8 +74,36 @@ type suppression struct {
 	birth bool
 }
 
+// scanMode says how much of a file a scan needs.
+type scanMode uint8
+
+const (
+	// scanAll: the byte search first; a cleared file is not parsed, the
+	// others are walked, parsing only collectives and the calls the search
+	// flagged.
+	scanAll scanMode = iota
+	// scanUntilSevere: parse from the start and stop at the first call
+	// that is certainly an anomaly (to see whether an anomaly lasts).
+	scanUntilSevere
+)
+
+// scanner is what a worker reuses from file to file.
+type scanner struct {
+	rules *ruleSet
+	pf    *dump.Prefilter
+	at    *dump.EntryAt
+}
+
+func newScanner(rules []Rule) *scanner {
+	return &scanner{rules: newRuleSet(rules), pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{})}
+}
+
+// parseAhead: a skipped call whose start lies this close before a hit is
+// parsed right away rather than read again afterwards.
+const parseAhead = 64 << 10
+
 // scanRank reads one rank's dump.json.
-func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
+func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
 	s := &rankScan{dir: rd, lastBwd: -1, supIndex: map[suppressKey]int{}}
 	f, err := os.Open(rd.Dump)
 	if err != nil {
@@ -81,15 +114,47 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 	if info, err := f.Stat(); err == nil {
 		s.bytes = info.Size()
 	}
-	rd2 := dump.NewReader(f, dump.ReaderOptions{WindowSize: windowFor(s.bytes)})
+	src := &ctxReader{ctx: ctx, r: f}
+	opt := dump.ReaderOptions{WindowSize: windowFor(s.bytes)}
+	var hits *dump.Hits
+	if mode == scanAll {
+		hits, err = sc.pf.Scan(src)
+		if err != nil {
+			s.openErr = err
+			return s
+		}
+		if hits.Clear() {
+			s.cleared = true
+			return s
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			s.openErr = err
+			return s
+		}
+		if !hits.Whole || (hits.Tensors > 0 && hits.Stats == 0) {
+			hits = nil // damaged or stat-less: read every call, to say what is wrong
+		}
+	}
+	if hits != nil {
+		next := 0 // the first hit not behind us
+		opt.Select = func(name string, off int64) bool {
+			if isCollective(name) {
+				return true
+			}
+			for next < len(hits.Offsets) && hits.Offsets[next] < off {
+				next++
+			}
+			if next < len(hits.Offsets) {
+				return hits.Offsets[next] < off+parseAhead
+			}
+			return hits.Saturated
+		}
+	}
+	rd2 := dump.NewReader(src, opt)
 	seen := map[string]int{}
 	prevClean, prevName := -1, ""
 	legitNeg := -1
 	for rd2.Next() {
-		if s.entries&1023 == 0 && ctx.Err() != nil {
-			s.openErr = ctx.Err()
-			return s
-		}
 		e := rd2.Entry()
 		s.entries++
 		n := dump.ParseName(e.Name)
@@ -97,10 +162,24 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 			s.lastBwd = e.Index
 			s.seenBwd = true
 		}
+		if e.Skipped {
+			if !hits.Within(e.Offset, e.End) {
+				prevClean, prevName = e.Index, e.Name // clean: nothing non-finite in its bytes
+				continue
+			}
+			full, err := sc.at.Read(f, e.Offset, e.End)
+			if err != nil {
+				s.openErr = err
+				return s
+			}
+			full.Index = e.Index
+			e = full
+		}
 		if e.IsNaN >= 0 {
 			s.nanCheck = true
 		}
-		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName, legitNeg: legitNeg, flagged: e.IsNaN == 1}
+		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
+			legitNeg: legitNeg, flagged: e.IsNaN == 1}
 		keep := false
 		var outClean bool
 		if n.IsDistributed() {
@@ -109,14 +188,17 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 				s.suppress(n.Op(), "receive buffer: holds whatever was there before the call", ce.ignored, e.Name, false)
 			}
 			outClean = ce.dest == 0
-			if ce.send|ce.dest != 0 && len(s.colls) < maxCollEvents {
-				ev.collIdx = len(s.colls)
-				s.colls = append(s.colls, ce)
-				keep = true
+			if ce.send|ce.dest != 0 {
+				if len(s.colls) < maxCollEvents {
+					ev.collIdx = len(s.colls)
+					s.colls = append(s.colls, ce)
+					keep = true
+				} else {
+					s.collsFull = true
+				}
 			}
-			s.collCount++
 		} else {
-			ev.facts = classify(e, n, rules)
+			ev.facts = classify(e, n, sc.rules)
 			s.tensors += ev.tensors
 			s.stats += ev.stats
 			if ev.statless {
@@ -144,6 +226,10 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 			ev.name = e.Name
 			ev.offset, ev.end = e.Offset, e.End
 			s.events = append(s.events, ev)
+			if mode == scanUntilSevere && s.certainlySevere(&s.events[len(s.events)-1]) {
+				s.stopped = true
+				return s
+			}
 		}
 		if e.HasOutput && outClean {
 			prevClean, prevName = e.Index, e.Name
@@ -151,9 +237,12 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 	}
 	if err := rd2.Err(); err != nil {
 		var fe *dump.FormatError
-		if errors.As(err, &fe) {
+		switch {
+		case ctx.Err() != nil:
+			s.openErr = ctx.Err()
+		case errors.As(err, &fe):
 			s.damage = fe
-		} else {
+		default:
 			s.openErr = err
 		}
 	}
@@ -162,6 +251,39 @@ func scanRank(ctx context.Context, rd dump.RankDir, rules *ruleSet) *rankScan {
 		s.nanCheck = true
 	}
 	return s
+}
+
+// certainlySevere: an anomaly whatever the rest of the file says (the stage
+// of a forward call, which decides about -inf, is known only at the end).
+func (s *rankScan) certainlySevere(ev *event) bool {
+	if ev.flagged {
+		return true
+	}
+	if c := s.collOf(ev); c != nil {
+		return c.send|c.dest != 0
+	}
+	if (ev.in|ev.out)&(dump.NaN|dump.PosInf) != 0 {
+		return true
+	}
+	return ev.in|ev.out != 0 && (ev.dir == dump.Backward || ev.dir == dump.ParamGrad || ev.param != 0)
+}
+
+// isCollective tells a collective by its name, before it is parsed.
+func isCollective(name string) bool {
+	return strings.HasPrefix(name, "Distributed.") || strings.HasPrefix(name, "MintDistributed.")
+}
+
+// ctxReader stops reading when the context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // keepEvent decides whether a non-collective call is worth remembering.

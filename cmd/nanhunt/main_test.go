@@ -101,9 +101,9 @@ func TestTraceJSONSchema(t *testing.T) {
 	if v.Schema != "nanhunt/verdict/v1" || v.Origin.Op != "Torch.log.0.forward" || v.FirstNaN != nil || v.Carrier.Op != "Distributed.all_reduce.0.forward" {
 		t.Errorf("verdict = %+v", v)
 	}
-	// step 6 is read to see that step 5's anomaly lasts
-	if len(v.Scanned.Steps) != 3 || v.Scanned.Steps[0] != 4 {
-		t.Errorf("--steps 4-6 read steps %v", v.Scanned.Steps)
+	// step 6 is read only to see that step 5's anomaly lasts
+	if len(v.Scanned.Steps) != 2 || v.Scanned.Steps[0] != 4 || v.Scanned.CheckedNext == nil || *v.Scanned.CheckedNext != 6 {
+		t.Errorf("--steps 4-6 read steps %v, checked %v", v.Scanned.Steps, v.Scanned.CheckedNext)
 	}
 }
 

@@ -310,8 +310,19 @@ func (p *printer) warnings(v *trace.Verdict) {
 
 func (p *printer) scanned(v *trace.Verdict) {
 	s := v.Scanned
-	p.f("Read %d %s (%s, %d entries): %s, %s.\n", s.Files, plural(s.Files, "file", "files"), bytesWord(s.Bytes), s.Entries,
-		stepsWord(s.Steps), rankWord(s.Ranks))
+	p.f("Read %d %s (%s) of %s, %s: ", s.Files, plural(s.Files, "file", "files"), bytesWord(s.Bytes), stepsWord(s.Steps), rankWord(s.Ranks))
+	switch {
+	case s.Files > 0 && s.Cleared == s.Files:
+		p.f("all cleared by a byte search (nothing in them can be NaN or Inf)")
+	case s.Cleared == 0:
+		p.f("all parsed (%d entries)", s.Entries)
+	default:
+		p.f("%d cleared by a byte search, %d parsed (%d entries)", s.Cleared, s.Files-s.Cleared, s.Entries)
+	}
+	if s.CheckedNext != nil {
+		p.f("; step %d was read only until it showed that the anomaly lasts", *s.CheckedNext)
+	}
+	p.f(".\n")
 }
 
 func (p *printer) clean(v *trace.Verdict) {
