@@ -73,7 +73,7 @@ func TestPrefilterSpellings(t *testing.T) {
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1` + strings.Repeat("0", 90) + `e220, "Min": 0}]}}}`, false},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0}], "is_nan": 1}}}`, false},
 		{`{"data": {"a.b.0.forward": {"input_kwargs": {"v": {"type": "float", "value": "-inf"}}}}}`, false},
-		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0}]}`, false}, // cut: not whole
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0}]}`, false},                                             // cut: not whole
 		{`{"data": {"a.b.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "md5": "0x0"}]}}}`, false}, // no statistics
 	}
 	for _, tt := range tests {

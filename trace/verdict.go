@@ -127,18 +127,18 @@ type Warning struct {
 
 // Scanned says what was read.
 type Scanned struct {
-	Steps      []int  `json:"steps"`
-	Ranks      []int  `json:"ranks"`
-	Files      int    `json:"files"`
-	Cleared    int    `json:"cleared"` // files the byte search cleared without parsing them
-	Bytes      int64  `json:"bytes"`
-	Entries    int64  `json:"entries"` // entries walked in the other files
-	StoppedAt  *int   `json:"stopped_at_step"` // the step whose anomaly ended the scan
+	Steps     []int `json:"steps"`
+	Ranks     []int `json:"ranks"`
+	Files     int   `json:"files"`
+	Cleared   int   `json:"cleared"` // files the byte search cleared without parsing them
+	Bytes     int64 `json:"bytes"`
+	Entries   int64 `json:"entries"`         // entries walked in the other files
+	StoppedAt *int  `json:"stopped_at_step"` // the step whose anomaly ended the scan
 	// CheckedNext is the step after it, read only until an anomaly showed
 	// that it lasts; null when that step was not dumped, or with Strict.
-	CheckedNext *int `json:"checked_next_step"`
-	NotScanned []int  `json:"not_scanned"`     // steps after it, left unread
-	Mode       string `json:"mode,omitempty"`
+	CheckedNext *int   `json:"checked_next_step"`
+	NotScanned  []int  `json:"not_scanned"` // steps after it, left unread
+	Mode        string `json:"mode,omitempty"`
 }
 
 // Interval brackets an uncaptured origin.
