@@ -241,6 +241,7 @@ func (b *builder) spread() {
 		if len(h.missing) > 0 {
 			x.Unread = h.missing
 		}
+		x.Inferred = h.inferred
 		return x
 	}
 	for _, h := range r.hops {

@@ -74,12 +74,13 @@ func specOf(api string) (collSpec, bool) {
 
 // collEvent is one rank's view of one collective call.
 type collEvent struct {
-	index int
-	name  string
-	api   string
-	key   string // pairing key: see pairKey
-	group []int  // recorded group ranks; nil when unknown
-	named bool   // paired by entry name (no group recorded)
+	index    int
+	name     string
+	api      string
+	key      string // pairing key: see pairKey
+	group    []int  // recorded group ranks; nil when unknown
+	groupKey string // the group's identity, when recorded
+	named    bool   // paired by entry name (no group recorded)
 
 	send, dest dump.Class
 	sendKnown  bool       // the rank sent data in this call
@@ -175,6 +176,7 @@ func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) c
 			ev.peer = globalRank(p, ev.group, e, spec.peer)
 		}
 	}
+	ev.groupKey = groupKey
 	ev.key = pairKey(&ev, n, groupKey, rank, seen)
 	return ev
 }

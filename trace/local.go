@@ -142,3 +142,36 @@ func kindName(c dump.Class, flagged bool) string {
 	}
 	return ""
 }
+
+// finish decides the rank's role and drops what the decision does not
+// need, so that a step of many ranks stays small in memory: the calls the
+// verdict may name, the non-finite collectives (capped), and the counts.
+func (s *rankScan) finish() {
+	l := s.analyse()
+	keep := map[*event]bool{}
+	for _, ev := range append([]*event{l.first, l.root, l.firstNaN}, l.births...) {
+		if ev != nil {
+			keep[ev] = true
+		}
+	}
+	kept := make([]event, 0, len(keep))
+	moved := map[*event]*event{}
+	for i := range s.events {
+		if ev := &s.events[i]; keep[ev] {
+			kept = append(kept, *ev)
+		}
+	}
+	for i, j := 0, 0; i < len(s.events); i++ {
+		if ev := &s.events[i]; keep[ev] {
+			kept[j].suppress = nil
+			moved[ev] = &kept[j]
+			j++
+		}
+	}
+	re := func(ev *event) *event { return moved[ev] }
+	l.first, l.root, l.firstNaN = re(l.first), re(l.root), re(l.firstNaN)
+	for i := range l.births {
+		l.births[i] = re(l.births[i])
+	}
+	s.events, s.supIndex, s.local = kept, nil, l
+}

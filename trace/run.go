@@ -205,6 +205,7 @@ func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, 
 			sc := newScanner(rules)
 			for i := range work {
 				s := sc.scanRank(gctx, dirs[i], mode)
+				s.finish()
 				out[i] = s
 				if s.stopped {
 					cancel()

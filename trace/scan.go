@@ -30,8 +30,8 @@ type event struct {
 const (
 	maxSevereEvents = 256
 	maxNegEvents    = 1024
-	maxCollEvents   = 4096
-	maxSuppressKeys = 256
+	maxCollEvents   = 64
+	maxSuppressKeys = 64
 )
 
 // rankScan is what one dump.json says, reduced to what the analysis needs.
@@ -56,9 +56,10 @@ type rankScan struct {
 	nanCheck   bool
 	severeKept int
 	negKept    int
-	cleared    bool // the byte search found nothing to parse
-	stopped    bool // scanUntilSevere met an anomaly and stopped
-	collsFull  bool // more non-finite collectives than maxCollEvents
+	local      *local // the rank's role, once finished
+	cleared    bool   // the byte search found nothing to parse
+	stopped    bool   // scanUntilSevere met an anomaly and stopped
+	collsFull  bool   // more non-finite collectives than maxCollEvents
 }
 
 type suppressKey struct {
@@ -89,13 +90,14 @@ const (
 
 // scanner is what a worker reuses from file to file.
 type scanner struct {
-	rules *ruleSet
-	pf    *dump.Prefilter
-	at    *dump.EntryAt
+	rules  *ruleSet
+	pf     *dump.Prefilter
+	at     *dump.EntryAt
+	groups map[string][]int // one copy of each process group's ranks
 }
 
 func newScanner(rules []Rule) *scanner {
-	return &scanner{rules: newRuleSet(rules), pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{})}
+	return &scanner{rules: newRuleSet(rules), pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
 }
 
 // parseAhead: a skipped call whose start lies this close before a hit is
@@ -184,6 +186,13 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		var outClean bool
 		if n.IsDistributed() {
 			ce := readCollective(e, n, s.dir.Rank, seen)
+			if ce.group != nil {
+				if g, ok := sc.groups[ce.groupKey]; ok {
+					ce.group = g
+				} else {
+					sc.groups[ce.groupKey] = ce.group
+				}
+			}
 			if ce.ignored != 0 {
 				s.suppress(n.Op(), "receive buffer: holds whatever was there before the call", ce.ignored, e.Name, false)
 			}

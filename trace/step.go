@@ -14,6 +14,7 @@ type hop struct {
 	from, to []int
 	missing  []int // participants that were not read (not dumped, damaged)
 	group    []int
+	inferred bool // from was inferred: the senders kept too many collectives to keep this one
 }
 
 // stepResult is the cross-rank account of one step.
@@ -39,7 +40,7 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 	}
 	sort.Ints(r.ranks)
 	for _, rank := range r.ranks {
-		l := scans[rank].analyse()
+		l := scans[rank].local
 		r.locals[rank] = l
 		if l.first != nil {
 			r.anomalous = true
@@ -80,6 +81,10 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 						h.op, h.order = oc.name, oc.index
 					}
 				}
+			}
+			if len(h.from) == 0 {
+				h.from = r.beyondCap(c, rank)
+				h.inferred = len(h.from) > 0
 			}
 			if len(h.from) == 0 {
 				h.missing = r.unread(c)
@@ -152,6 +157,25 @@ func (r *stepResult) demoteLateUncaptured() {
 		kept = append(kept, rank)
 	}
 	r.sources = kept
+}
+
+// beyondCap lists the participants that may have sent the value although
+// the call is not among the collectives they kept (each rank keeps only its
+// first maxCollEvents non-finite collectives): those that held an anomaly
+// and ran out of room.
+func (r *stepResult) beyondCap(c *collEvent, receiver int) []int {
+	parts := c.group
+	if parts == nil {
+		parts = r.ranks
+	}
+	var out []int
+	for _, p := range parts {
+		s, ok := r.scans[p]
+		if ok && p != receiver && s.collsFull && r.locals[p].first != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // unread lists the participants of a collective whose side of it is not

@@ -394,3 +394,31 @@ func TestStatlessDumps(t *testing.T) {
 		t.Errorf("no warning about the stat-less rank: %+v", v.Warnings)
 	}
 }
+
+func TestSenderBeyondTheCollectiveCap(t *testing.T) {
+	// Rank 0 makes NaN, then carries it through more collectives of group
+	// {0,1} than a rank keeps, before the one of group {0,2} reaches rank 2.
+	var r0, r1 []string
+	r0 = append(r0, "Torch.log.0.forward in=1 out=nan")
+	r1 = append(r1, "Torch.log.0.forward in=1 out=1")
+	for k := 0; k < maxCollEvents+44; k++ {
+		r0 = append(r0, fmt.Sprintf("Distributed.all_reduce.%d.forward in=nan group=0,1 out=nan", k))
+		r1 = append(r1, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,1 out=nan", k))
+	}
+	last := fmt.Sprintf("Distributed.all_reduce.%d.forward", maxCollEvents+44)
+	r0 = append(r0, last+" in=nan group=0,2 out=nan")
+	r2 := []string{"Torch.log.0.forward in=1 out=1", last + " in=1 group=0,2 out=nan"}
+	v := trace1(t, writeRun(t, 0, map[int][]string{0: r0, 1: r1, 2: r2}))
+	if o := v.Origin; o == nil || !equalInts(o.Ranks, []int{0}) {
+		t.Fatalf("origin = %+v", o)
+	}
+	var toRank2 *Hop
+	for i := range v.Spread {
+		if equalInts(v.Spread[i].ToRanks, []int{2}) {
+			toRank2 = &v.Spread[i]
+		}
+	}
+	if toRank2 == nil || !equalInts(toRank2.FromRanks, []int{0}) || !toRank2.Inferred {
+		t.Errorf("hop to rank 2 = %+v, want from rank 0, inferred", toRank2)
+	}
+}

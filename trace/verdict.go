@@ -90,6 +90,10 @@ type Hop struct {
 	// Unread lists participants whose side of the call was not read (not
 	// dumped or damaged): the sender may be among them.
 	Unread []int `json:"unread,omitempty"`
+	// Inferred: the senders' side of this call was not kept (a rank keeps
+	// its first 256 non-finite collectives of a step); FromRanks are the
+	// participants that already held the anomaly.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // Candidate is a call considered as an origin, with what it turned out to be.
