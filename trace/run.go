@@ -27,6 +27,9 @@ type Options struct {
 	// a NaN batch that was dropped) is listed under Recovered and the scan
 	// goes on to the first anomaly that lasts.
 	Strict bool
+	// Progress, when set, receives a snapshot about five times a second
+	// while the analysis runs, and a last one (Final set) at its end.
+	Progress func(Progress)
 }
 
 // Run analyses a dump and returns the verdict. It fails only when there is
@@ -51,6 +54,12 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 
+	prog := newProgress(opt.Progress, dirs)
+	if prog != nil {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go prog.run(stop, done)
+		defer func() { close(stop); <-done }()
+	}
 	var best *modeResult
 	for _, mode := range layout.Modes() {
 		var md []dump.RankDir
@@ -62,7 +71,7 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		res, err := analyseMode(ctx, mode, md, rules, jobs, opt.Strict)
+		res, err := analyseMode(ctx, mode, md, rules, jobs, opt.Strict, prog)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +133,7 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 // and stops at the first step with an anomaly that lasts: when the next step
 // is dumped and clean, the anomaly was dropped (a skipped step) and the scan
 // goes on, unless strict.
-func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int, strict bool) (*modeResult, error) {
+func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int, strict bool, prog *progress) (*modeResult, error) {
 	byStep := map[int][]dump.RankDir{}
 	m := &modeResult{mode: mode, supp: newSuppressions()}
 	for _, d := range dirs {
@@ -135,7 +144,9 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 	}
 	sort.Ints(m.steps)
 	step := func(i int, how scanMode) (*stepResult, error) {
-		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs, how)
+		prog.startStep(m.steps[i])
+		defer prog.stepDone()
+		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs, how, prog)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +205,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 // scanStep reads every rank of one step, jobs files at a time, each worker
 // reusing its buffers. With scanUntilSevere, the first rank that meets an
 // anomaly stops the others.
-func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, mode scanMode) (map[int]*rankScan, error) {
+func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, mode scanMode, prog *progress) (map[int]*rankScan, error) {
 	out := make([]*rankScan, len(dirs))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -202,10 +213,11 @@ func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, 
 	g, gctx := errgroup.WithContext(ctx)
 	for w := 0; w < min(jobs, len(dirs)); w++ {
 		g.Go(func() error {
-			sc := newScanner(rules)
+			sc := newScanner(rules, prog)
 			for i := range work {
 				s := sc.scanRank(gctx, dirs[i], mode)
 				s.finish()
+				prog.fileDone()
 				out[i] = s
 				if s.stopped {
 					cancel()

@@ -91,13 +91,14 @@ const (
 // scanner is what a worker reuses from file to file.
 type scanner struct {
 	rules  *ruleSet
+	prog   *progress
 	pf     *dump.Prefilter
 	at     *dump.EntryAt
 	groups map[string][]int // one copy of each process group's ranks
 }
 
-func newScanner(rules []Rule) *scanner {
-	return &scanner{rules: newRuleSet(rules), pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
+func newScanner(rules []Rule, prog *progress) *scanner {
+	return &scanner{rules: newRuleSet(rules), prog: prog, pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
 }
 
 // parseAhead: a skipped call whose start lies this close before a hit is
@@ -116,7 +117,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	if info, err := f.Stat(); err == nil {
 		s.bytes = info.Size()
 	}
-	src := &ctxReader{ctx: ctx, r: f}
+	src := &ctxReader{ctx: ctx, r: f, prog: sc.prog}
 	opt := dump.ReaderOptions{WindowSize: windowFor(s.bytes)}
 	var hits *dump.Hits
 	if mode == scanAll {
@@ -282,17 +283,21 @@ func isCollective(name string) bool {
 	return strings.HasPrefix(name, "Distributed.") || strings.HasPrefix(name, "MintDistributed.")
 }
 
-// ctxReader stops reading when the context is cancelled.
+// ctxReader stops reading when the context is cancelled, and counts what
+// it reads for the progress display.
 type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
+	ctx  context.Context
+	r    io.Reader
+	prog *progress
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	c.prog.read(n)
+	return n, err
 }
 
 // keepEvent decides whether a non-collective call is worth remembering.

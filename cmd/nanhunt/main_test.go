@@ -178,3 +178,15 @@ func TestRulesFile(t *testing.T) {
 		t.Errorf("a bad rule: exit %d, %q", code, errOut)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	line := progressLine(trace.Progress{Step: 5, StepsDone: 5, Steps: 8, FilesDone: 20, Files: 32, BytesRead: 3 << 30, Bytes: 6 << 30, Elapsed: 3e9})
+	for _, want := range []string{"step 5", "5/8 steps", "20/32 files", "3.0 GiB of 6.0 GiB", "1.0 GiB/s", "at most 3s left"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q lacks %q", line, want)
+		}
+	}
+	if progressTo(&bytes.Buffer{}) != nil {
+		t.Error("progress on something that is not a terminal")
+	}
+}

@@ -81,6 +81,9 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.format == "text" {
+		opt.Progress = progressTo(cmd.ErrOrStderr())
+	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	v, err := trace.Run(ctx, opt)

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+// progressTo returns a progress display on w when w is a terminal, else nil:
+// pipes, files and CI logs stay clean.
+func progressTo(w io.Writer) func(trace.Progress) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return func(p trace.Progress) {
+		if p.Final {
+			fmt.Fprint(w, "\r\033[K")
+			return
+		}
+		fmt.Fprint(w, "\r\033[K"+progressLine(p))
+	}
+}
+
+// progressLine writes one line: step, files, bytes, rate and the time left
+// if every file had to be read (the scan usually stops earlier).
+func progressLine(p trace.Progress) string {
+	rate := 0.0
+	if s := p.Elapsed.Seconds(); s > 0 {
+		rate = float64(p.BytesRead) / s
+	}
+	line := fmt.Sprintf("nanhunt: step %d (%d/%d steps done) · %d/%d files · %s of %s · %s/s",
+		p.Step, p.StepsDone, p.Steps, p.FilesDone, p.Files, size(p.BytesRead), size(p.Bytes), size(int64(rate)))
+	if rate > 0 && p.Bytes > p.BytesRead {
+		left := time.Duration(float64(p.Bytes-p.BytesRead) / rate * float64(time.Second))
+		line += " · at most " + left.Round(time.Second).String() + " left"
+	}
+	return line
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+}
