@@ -60,3 +60,16 @@ func BenchmarkTraceDemo(b *testing.B) {
 		}
 	}
 }
+
+func TestProgressReports(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "L1")
+	var last Progress
+	n := 0
+	_, err := Run(context.Background(), Options{Path: dir, Progress: func(p Progress) { last = p; n++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || !last.Final || last.FilesDone == 0 || last.BytesRead == 0 || last.Files != 32 || last.Steps != 8 || last.Bytes == 0 {
+		t.Errorf("%d reports, last %+v", n, last)
+	}
+}
