@@ -2,7 +2,6 @@ package dump
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"slices"
 )
@@ -17,11 +16,12 @@ type Hits struct {
 	// Saturated: more hits than were kept; everything from the last offset
 	// on is suspect.
 	Saturated bool
-	// Whole: the bytes start with '{', end with '}' (whitespace aside) and
-	// hold as many closing brackets as opening ones. A dump.json cut by a
-	// crash during msprobe's write is not whole, and must be parsed to say
-	// where it ends. (A cleared file is not parsed, so other damage to it
-	// goes unseen.)
+	// Whole: the bytes start with '{' and end the way json.dump(indent=N)
+	// ends a document, with a line holding only the closing '}' after the
+	// closing bracket of "data". A dump.json cut by a crash during msprobe's
+	// write is not whole, and must be parsed to say where it ends; so is a
+	// document written on one line. (A cleared file is not parsed, so other
+	// damage to it goes unseen.)
 	Whole bool
 	// Tensors and Stats count the "dtype" and "Max" keys: a file whose
 	// tensors carry no statistics (summary_mode xor) says nothing about
@@ -44,8 +44,8 @@ func (h *Hits) Within(from, to int64) bool {
 	return i < len(h.Offsets) && h.Offsets[i] < to
 }
 
-// Prefilter searches dump.json bytes, at close to memory speed, for
-// anything the Reader could read as a non-finite value:
+// Prefilter searches dump.json bytes, several bytes at a time, for anything
+// the Reader could read as a non-finite value:
 //
 //   - the bare tokens NaN and Infinity (and so -Infinity), anywhere;
 //   - strings that spell nan, inf or infinity in any case with an optional
@@ -55,26 +55,25 @@ func (h *Hits) Within(from, to int64) bool {
 //     of 200 or more: the Reader does not read number literals longer than
 //     maxNumberLen, so no mantissa adds more than that many digits).
 //
-// Each kind is found by its own bytes.Index pass over a window, which the
-// assembly behind package bytes does many bytes at a time.
+// Each window is searched for the few bytes that can start or end one of
+// these (see anchors); only those places are looked at closely.
 type Prefilter struct {
 	buf  []byte
 	hits Hits
 	max  int
 
-	base        int64 // stream offset of the window's first new byte
-	carry       int   // bytes kept from the previous window in front of it
-	first, last byte  // first and last bytes that are not whitespace
-	open, close int64 // brackets
+	base  int64 // stream offset of the window's first new byte
+	carry int   // bytes kept from the previous window in front of it
+	first byte  // first byte that is not whitespace
+	tail  []byte
 }
 
-// carryLen is how much of a window is kept in front of the next one.
-// Plain patterns cut by the end of a window are found in the next one; a
-// candidate that needs context (a spelling, an exponent) is judged in the
-// window where contextLen bytes on both sides of it are present: candidates
-// in the last contextLen bytes of a window wait for the next, where the
-// carry gives them their left side. A number literal longer than
-// maxNumberLen is not read as a value, so contextLen covers any that is.
+// carryLen is how much of a window is kept in front of the next one. A
+// candidate is judged in the window where contextLen bytes on both sides
+// of it are present: candidates in the last contextLen bytes of a window
+// wait for the next, where the carry gives them their left side. A number
+// literal longer than maxNumberLen is not read as a value, so contextLen
+// covers any that is.
 const (
 	contextLen = maxNumberLen + 28
 	carryLen   = 2 * contextLen
@@ -98,26 +97,30 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Offsets = p.hits.Offsets[:0]
 	p.hits.Saturated, p.hits.Whole = false, false
 	p.hits.Tensors, p.hits.Stats = 0, 0
-	p.base, p.carry = 0, 0
-	p.first, p.last = 0, 0
-	p.open, p.close = 0, 0
+	p.base, p.carry, p.first = 0, 0, 0
+	p.tail = p.tail[:0]
 	for {
 		n, err := io.ReadFull(r, p.buf[p.carry:])
 		final := err == io.EOF || err == io.ErrUnexpectedEOF
 		if n > 0 {
-			p.window(p.buf[:p.carry+n], p.carry, final)
+			b := p.buf[:p.carry+n]
+			p.stats(b, p.carry)
+			p.window(b, p.carry, final)
 			p.base += int64(n)
 			if p.hits.Saturated {
 				return &p.hits, nil
 			}
-			keep := min(carryLen, p.carry+n)
-			copy(p.buf, p.buf[p.carry+n-keep:p.carry+n])
+			if p.first == 0 {
+				if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+					p.first = t[0]
+				}
+			}
+			keep := min(carryLen, len(b))
+			copy(p.buf, b[len(b)-keep:])
 			p.carry = keep
 		}
 		if final {
-			p.hits.Whole = p.first == '{' && p.last == '}' && p.open == p.close
-			slices.Sort(p.hits.Offsets)
-			p.hits.Offsets = slices.Compact(p.hits.Offsets)
+			p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
 			return &p.hits, nil
 		}
 		if err != nil {
@@ -126,22 +129,37 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	}
 }
 
+// endsWhole reports whether the end of a document is that of
+// json.dump(indent=N): a last line "}" after a closing bracket ("}" of
+// "data", or "{}" when it is empty).
+func endsWhole(end []byte) bool {
+	t := bytes.TrimRight(end, " \t\r\n")
+	if !bytes.HasSuffix(t, []byte("\n}")) {
+		return false
+	}
+	t = bytes.TrimRight(t[:len(t)-1], " \t\r\n")
+	return len(t) > 0 && t[len(t)-1] == '}'
+}
+
+// stats counts the "Max" and "dtype" keys until a "Max" is seen.
+func (p *Prefilter) stats(b []byte, carry int) {
+	if p.hits.Stats > 0 {
+		return
+	}
+	if i := bytes.Index(b, []byte(`"Max"`)); i >= 0 && i+5 > carry {
+		p.hits.Stats++
+	}
+	if i := bytes.Index(b, []byte(`"dtype"`)); i >= 0 && i+7 > carry {
+		p.hits.Tensors++
+	}
+}
+
 // window scans b, whose first carry bytes were already seen at the end of
-// the previous window.
+// the previous window; candidates in [lo, hi) are judged here. There is
+// one pass per byte that can start something non-finite: the search for a
+// single byte runs many bytes at a time, and these bytes are rare enough (a
+// few per tensor) for the calls to cost little.
 func (p *Prefilter) window(b []byte, carry int, final bool) {
-	fresh := b[carry:]
-	p.ends(fresh)
-	p.open += int64(bytes.Count(fresh, []byte{'{'}) + bytes.Count(fresh, []byte{'['}))
-	p.close += int64(bytes.Count(fresh, []byte{'}'}) + bytes.Count(fresh, []byte{']'}))
-	off := p.base - int64(carry) // stream offset of b[0]
-	for _, pat := range plainPatterns {
-		p.each(b, pat, func(i int) bool { return i+len(pat) > carry }, func(i int) { p.hit(off + int64(i)) })
-	}
-	if p.hits.Stats == 0 {
-		p.each(b, `"Max"`, func(i int) bool { return i+5 > carry }, func(int) { p.hits.Stats++ })
-		p.each(b, `"dtype"`, func(i int) bool { return i+7 > carry }, func(int) { p.hits.Tensors++ })
-	}
-	// Candidates that need context: those in [lo, hi) are judged here.
 	lo, hi := max(0, carry-contextLen), len(b)-contextLen
 	if final {
 		hi = len(b)
@@ -149,76 +167,58 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 	if carry == 0 {
 		lo = 0
 	}
-	in := func(i int) bool { return lo <= i && i < hi }
-	for _, pat := range spellingEnds {
-		p.each(b, pat, in, func(i int) {
-			if q, ok := spellingAt(b, i); ok {
-				p.hit(off + int64(q))
+	off := p.base - int64(carry) // stream offset of b[0]
+	for _, c := range anchors {
+		for i := lo; i < hi && !p.hits.Saturated; {
+			j := bytes.IndexByte(b[i:hi], c)
+			if j < 0 {
+				break
 			}
-		})
-	}
-	for i := lo; i < hi && !p.hits.Saturated; {
-		k := indexExponentMark(b, i, hi)
-		if k < 0 {
-			break
+			p.candidate(b, i+j, off)
+			i += j + 1
 		}
+	}
+}
+
+// anchors are the bytes that start a non-finite token (N, I), a \u escape,
+// an exponent (e, E), or end a non-finite spelling before its closing quote
+// (n, N, f, F, y, Y).
+var anchors = []byte{'N', 'I', '\\', 'e', 'E', 'n', 'f', 'F', 'y', 'Y'}
+
+// candidate judges the byte at b[k], which may start something non-finite.
+func (p *Prefilter) candidate(b []byte, k int, off int64) {
+	c := b[k]
+	switch {
+	case c == 'N':
+		if bytes.HasPrefix(b[k:], []byte("NaN")) {
+			p.hit(off + int64(k))
+			return
+		}
+	case c == 'I':
+		if bytes.HasPrefix(b[k:], []byte("Infinity")) {
+			p.hit(off + int64(k))
+			return
+		}
+	case c == '\\':
+		if k+1 < len(b) && b[k+1] == 'u' {
+			p.hit(off + int64(k))
+		}
+		return
+	case c|0x20 == 'e':
 		if q, ok := bigExponentAt(b, k); ok {
 			p.hit(off + int64(q))
 		}
-		i = k + 1
+		return
+	}
+	if c |= 0x20; (c == 'n' || c == 'f' || c == 'y') && k+1 < len(b) && b[k+1] == '"' {
+		if q, ok := spellingAt(b, k); ok {
+			p.hit(off + int64(q))
+		}
 	}
 }
 
-// indexExponentMark returns the index in [from, to) of the first 'e' or 'E'
-// of b that follows a digit, or -1. It looks at eight bytes at a time: 'e'
-// and 'E' differ only in the 0x20 bit.
-func indexExponentMark(b []byte, from, to int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	isMark := func(k int) bool { return b[k]|0x20 == 'e' && k > 0 && isDigit(b[k-1]) }
-	i := from
-	for ; i+8 <= to; i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:]) | 0x2020202020202020
-		x ^= 'e' * ones
-		if (x-ones)&^x&highs != 0 {
-			for k := i; k < i+8; k++ {
-				if isMark(k) {
-					return k
-				}
-			}
-		}
-	}
-	for k := i; k < to; k++ {
-		if isMark(k) {
-			return k
-		}
-	}
-	return -1
-}
-
-// Patterns that are a hit wherever they stand.
-var plainPatterns = []string{"NaN", "Infinity", `\u`, `"is_nan"`}
-
-// The closing bytes of every non-finite spelling: nan, inf, infinity.
-var spellingEnds = []string{`n"`, `N"`, `f"`, `F"`, `y"`, `Y"`}
-
-// each calls fn with the index of every occurrence of pat in b that keep
-// accepts.
-func (p *Prefilter) each(b []byte, pat string, keep func(int) bool, fn func(int)) {
-	for i := 0; i < len(b) && !p.hits.Saturated; {
-		j := bytes.Index(b[i:], []byte(pat))
-		if j < 0 {
-			return
-		}
-		at := i + j
-		if keep(at) {
-			fn(at)
-		}
-		i = at + 1
-	}
-}
-
-// spellingAt reports whether the string closing at b[end+1] (end is where a
-// spellingEnds pattern starts) spells a non-finite value, and where its
+// spellingAt reports whether the string closing at b[end+1] spells a
+// non-finite value (or is the is_nan key of nan_check dumps), and where its
 // opening quote is.
 func spellingAt(b []byte, end int) (int, bool) {
 	stop := end + 1 // the closing quote
@@ -231,7 +231,7 @@ func spellingAt(b []byte, end int) (int, bool) {
 	if len(s) < 3 || len(s) > 9 || (q > 0 && b[q-1] == '\\') {
 		return 0, false
 	}
-	if st := stringStat(s); st.Class != 0 {
+	if st := stringStat(s); st.Class != 0 || string(s) == "is_nan" {
 		return q, true
 	}
 	return 0, false
@@ -274,27 +274,23 @@ func isNumberEnd(c byte) bool   { return isSpaceByte(c) || c == ',' || c == ']' 
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// ends records the first and the last byte that are not whitespace.
-func (p *Prefilter) ends(b []byte) {
-	if p.first == 0 {
-		for _, c := range b {
-			if !isSpaceByte(c) {
-				p.first = c
-				break
-			}
-		}
-	}
-	for k := len(b) - 1; k >= 0; k-- {
-		if !isSpaceByte(b[k]) {
-			p.last = b[k]
-			return
-		}
-	}
-}
-
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 func (p *Prefilter) hit(off int64) {
+	if n := len(p.hits.Offsets); n > 0 && p.hits.Offsets[n-1] >= off {
+		if p.hits.Offsets[n-1] == off {
+			return
+		}
+		// an exponent's number starts before a candidate already kept
+		i, found := slices.BinarySearch(p.hits.Offsets, off)
+		if found {
+			return
+		}
+		if len(p.hits.Offsets) < p.max {
+			p.hits.Offsets = slices.Insert(p.hits.Offsets, i, off)
+			return
+		}
+	}
 	if len(p.hits.Offsets) >= p.max {
 		p.hits.Saturated = true
 		return
