@@ -60,6 +60,7 @@ type rankScan struct {
 	cleared    bool   // the byte search found nothing to parse
 	stopped    bool   // scanUntilSevere met an anomaly and stopped
 	collsFull  bool   // more non-finite collectives than maxCollEvents
+	severeSeen bool   // a call that is certainly an anomaly was met
 }
 
 type suppressKey struct {
@@ -138,11 +139,18 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			hits = nil // damaged or stat-less: read every call, to say what is wrong
 		}
 	}
+	// Once the rank's first anomaly and its first NaN are known, the rest
+	// of the file matters only for its collectives (to pair them across
+	// ranks) and its names (the stage): other calls are skipped.
+	settled := false
 	if hits != nil {
 		next := 0 // the first hit not behind us
 		opt.Select = func(name string, off int64) bool {
 			if isCollective(name) {
 				return true
+			}
+			if settled {
+				return false
 			}
 			for next < len(hits.Offsets) && hits.Offsets[next] < off {
 				next++
@@ -166,6 +174,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.seenBwd = true
 		}
 		if e.Skipped {
+			if settled {
+				continue
+			}
 			if !hits.Within(e.Offset, e.End) {
 				prevClean, prevName = e.Index, e.Name // clean: nothing non-finite in its bytes
 				continue
@@ -236,9 +247,16 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			ev.name = e.Name
 			ev.offset, ev.end = e.Offset, e.End
 			s.events = append(s.events, ev)
-			if mode == scanUntilSevere && s.certainlySevere(&s.events[len(s.events)-1]) {
-				s.stopped = true
-				return s
+			last := &s.events[len(s.events)-1]
+			if s.certainlySevere(last) {
+				if mode == scanUntilSevere {
+					s.stopped = true
+					return s
+				}
+				s.severeSeen = true
+			}
+			if out := last.out | s.destOf(last); out&dump.NaN != 0 && s.severeSeen {
+				settled = true
 			}
 		}
 		if e.HasOutput && outClean {
@@ -336,6 +354,14 @@ func (s *rankScan) suppress(op, reason string, values dump.Class, entry string, 
 	}
 	s.supIndex[k] = len(s.suppressed)
 	s.suppressed = append(s.suppressed, suppression{suppressKey: k, first: entry, count: 1, birth: birth})
+}
+
+// destOf is what a collective event received; 0 for other calls.
+func (s *rankScan) destOf(ev *event) dump.Class {
+	if c := s.collOf(ev); c != nil {
+		return c.dest
+	}
+	return 0
 }
 
 // collOf returns the collective of an event, or nil.
