@@ -163,3 +163,46 @@ func TestCancel(t *testing.T) {
 		t.Error("a cancelled run gave a verdict")
 	}
 }
+
+// The scan reads no file past what the answer needs: the first anomalous
+// step, and the next one until an anomaly shows that it lasts.
+func TestEarlyExitReadsNothingLater(t *testing.T) {
+	src := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "L1")
+	run := copyRun(t, src, "step4", "step5", "step6", "step7")
+	for r := 0; r < 4; r++ {
+		// anything that reads these fails loudly
+		p := filepath.Join(run, "step7", "rank"+string(rune('0'+r)), "dump.json")
+		if err := os.WriteFile(p, []byte("\x00not json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var read int64
+	v, err := Run(context.Background(), Options{Path: run, Progress: func(p Progress) { read = p.BytesRead }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Origin == nil || v.Origin.Step != 5 {
+		t.Fatalf("origin = %+v", v.Origin)
+	}
+	for _, w := range v.Warnings {
+		if strings.Contains(w.File, "step7") {
+			t.Errorf("step 7 was read: %+v", w)
+		}
+	}
+	if !equalInts(v.Scanned.NotScanned, []int{7}) || v.Scanned.CheckedNext == nil || *v.Scanned.CheckedNext != 6 {
+		t.Errorf("scanned %+v", v.Scanned)
+	}
+	// steps 4 and 5 are read once by the byte search, step 5 (flagged) is
+	// walked again; step 6 only until its first anomaly
+	var steps45 int64
+	for _, step := range []string{"step4", "step5"} {
+		files, _ := filepath.Glob(filepath.Join(run, step, "rank*", "dump.json"))
+		for _, f := range files {
+			info, _ := os.Stat(f)
+			steps45 += info.Size()
+		}
+	}
+	if read <= steps45 || read > 3*steps45 {
+		t.Errorf("read %d bytes; steps 4-5 hold %d", read, steps45)
+	}
+}
