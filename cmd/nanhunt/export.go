@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/export"
+)
+
+// exitPartial is the exit status of an export that wrote some files but
+// found others damaged or unreadable.
+const exitPartial = 1
+
+// exportFlags are the flags of nanhunt export.
+type exportFlags struct {
+	steps, ranks string
+	format       string
+	output       string
+	jobs         int
+	force        bool
+}
+
+func exportCommand() *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export DUMP --format parquet -o DIR",
+		Short: "Write every tensor statistic of a dump to Parquet files",
+		Long: `export writes one row per tensor record of every dump.json (step, rank,
+entry, api, direction, field, slot, dtype, shape, numel, max, min, mean, norm,
+nonfinite, requires_grad) to Parquet files laid out Hive-style:
+
+  DIR/step=N/rank=R/part-0.parquet      (mode=graph/ or mode=pynative/ above
+                                         when the dump has those levels)
+  DIR/_nanhunt_export.json              source, columns, counts, warnings
+
+Query them with DuckDB, e.g.
+  SELECT step, rank, entry_name FROM read_parquet('DIR/**/*.parquet', hive_partitioning=true)
+  WHERE nonfinite <> 'finite' ORDER BY step, entry_index LIMIT 10
+
+DIR must not be inside the dump, and must be empty or absent unless --force.
+
+Exit status: 0 everything written, 1 some dump.json files damaged or
+unreadable (the rows before the damage were written), 2 bad usage or
+nothing readable.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd, args[0], &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.steps, "steps", "", "only these steps, e.g. 4-8 or 0,3-7")
+	cmd.Flags().StringVar(&f.ranks, "ranks", "", "only these ranks, e.g. 0,3-7")
+	cmd.Flags().StringVar(&f.format, "format", "parquet", "output format: parquet")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output folder (required; absent or empty)")
+	cmd.Flags().IntVar(&f.jobs, "jobs", 0, "files converted at once (default: one per CPU, at most 4; about 10 MB each)")
+	cmd.Flags().BoolVar(&f.force, "force", false, "write into a non-empty output folder, replacing an earlier export there")
+	return cmd
+}
+
+// options turns the flags into export.Options.
+func (f *exportFlags) options(path string) (export.Options, error) {
+	opt := export.Options{Path: path, Out: f.output, Jobs: f.jobs, Force: f.force}
+	if f.format != "parquet" {
+		return opt, fmt.Errorf("--format %q: want parquet", f.format)
+	}
+	if f.output == "" {
+		return opt, fmt.Errorf("-o DIR is required")
+	}
+	var err error
+	if f.steps != "" {
+		if opt.Steps, err = dump.ParseRanges(f.steps); err != nil {
+			return opt, fmt.Errorf("--steps: %w", err)
+		}
+	}
+	if f.ranks != "" {
+		if opt.Ranks, err = dump.ParseRanges(f.ranks); err != nil {
+			return opt, fmt.Errorf("--ranks: %w", err)
+		}
+	}
+	return opt, nil
+}
+
+func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
+	opt, err := f.options(path)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	s, err := export.Run(ctx, opt)
+	if s != nil {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: warning: %s\n", w)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	files := "files"
+	if s.Written == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d Parquet %s to %s: %d rows from %d entries, %s of dump.json read, %s written\n",
+		s.Written, files, s.Out, s.Rows, s.Entries, exportBytes(s.BytesRead), exportBytes(s.BytesWritten))
+	if !s.Complete() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: %d of %d dump.json files were damaged or unreadable; the rows before the damage were written, the rest is missing\n",
+			s.Damaged, len(s.Files))
+		setExit(cmd, exitPartial)
+	}
+	return nil
+}
+
+// exportBytes writes a byte count for people.
+func exportBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
