@@ -20,8 +20,9 @@ type ReaderOptions struct {
 	// WindowSize is the read window in bytes (0: 1 MiB).
 	WindowSize int
 	// Select, when set, is asked before each entry's value is read; when
-	// it says no, the value is skipped without being parsed, and the Entry
-	// has only its name, index and byte range (Skipped is set).
+	// it says no, the value is skipped without being parsed (only strings
+	// and brackets are followed, so a syntax error inside it goes unseen),
+	// and the Entry has only its name, index and byte range (Skipped is set).
 	Select func(name string, offset int64) bool
 }
 
@@ -142,7 +143,7 @@ func (r *Reader) Next() bool {
 	r.index++
 	if r.opt.Select != nil && !r.opt.Select(e.Name, e.Offset) {
 		e.Skipped = true
-		if err := r.lx.SkipValue(); err != nil {
+		if err := r.lx.SkipValueFast(); err != nil {
 			r.fail(err, e.Name)
 			return false
 		}

@@ -70,6 +70,8 @@ type Lexer struct {
 	end      int64  // InputOffset
 	skipping bool   // SkipValue is running
 
+	tailBackslashes int // SkipValueFast: backslashes ending the previous window, inside a string
+
 	scratch []byte // Bytes of tokens that are unescaped or span windows
 
 	maxDepth int
@@ -114,6 +116,7 @@ func (l *Lexer) Reset(r io.Reader) {
 	l.stack = l.stack[:0]
 	l.end = 0
 	l.skipping = false
+	l.tailBackslashes = 0
 	if cap(l.scratch) > 1<<20 {
 		l.scratch = nil // do not pin a huge token's buffer
 	}
