@@ -8,12 +8,19 @@ import (
 	"sync"
 )
 
-// comm is the meeting point of the ranks' collectives.
+// comm is the meeting point of the ranks' collectives of one step.
 type comm struct {
 	ctx  context.Context
 	mu   sync.Mutex
-	rv   map[string]*rendezvous
+	rv   map[collKey]*rendezvous
 	mail map[string]chan p2pMsg
+}
+
+// collKey identifies the n-th collective call of a kind in a group.
+type collKey struct {
+	kind byte // 'r' all_reduce, 'a' all_to_all_single
+	g    *group
+	n    int
 }
 
 type rendezvous struct {
@@ -53,7 +60,7 @@ type p2pMsg struct {
 }
 
 func newComm(ctx context.Context) *comm {
-	return &comm{ctx: ctx, rv: map[string]*rendezvous{}, mail: map[string]chan p2pMsg{}}
+	return &comm{ctx: ctx, rv: map[collKey]*rendezvous{}, mail: map[string]chan p2pMsg{}}
 }
 
 // errAborted unwinds a rank goroutine when another one failed.
@@ -61,7 +68,7 @@ type errAborted struct{ err error }
 
 // meet blocks until every member of g contributed; the last one computes
 // the results.
-func (c *comm) meet(key string, size, idx int, in collIn, compute func([]collIn) []collOut) collOut {
+func (c *comm) meet(key collKey, size, idx int, in collIn, compute func([]collIn) []collOut) collOut {
 	c.mu.Lock()
 	rv := c.rv[key]
 	if rv == nil {
@@ -144,13 +151,17 @@ func (t *tracker) add(e carrierEv) {
 
 // nextName is the entry name the next call of prefix.api will get.
 func (r *rk) nextName(prefix, api string) string {
-	return prefix + "." + api + "." + strconv.Itoa(r.counters[prefix+"."+api]) + ".forward"
+	return r.entryName(prefix, api, r.counters[apiKey{prefix, api}])
 }
 
-func (r *rk) collKey(g *group) string {
-	n := r.collSeq[g.key]
-	r.collSeq[g.key] = n + 1
-	return g.key + "|" + strconv.Itoa(r.step) + "|" + strconv.Itoa(n)
+// nextColl returns the key of this rank's next collective of a kind in g
+// (the n-th collective in g this step) and a seed derived from the group,
+// the step and n.
+func (r *rk) nextColl(kind byte, g *group) (collKey, uint64) {
+	n := r.collSeq[g]
+	r.collSeq[g] = n + 1
+	seed := fnvAdd(g.keyHash, "|"+strconv.Itoa(r.step)+"|"+strconv.Itoa(n))
+	return collKey{kind, g, n}, seed
 }
 
 // groupKw is the group keyword as the format records it.
@@ -216,15 +227,15 @@ func (r *rk) allReduce(s *site, t *tensor, g *group) *tensor {
 		return t
 	}
 	in := collIn{rank: r.rank, clk: r.st.clk, name: r.nextName("Distributed", "all_reduce"), contaminated: r.st.contaminated, t: t}
-	key := r.collKey(g)
-	res := r.w.comm.meet("ar|"+key, g.size(), g.index(r.rank), in, func(ins []collIn) []collOut {
+	key, seed := r.nextColl('r', g)
+	res := r.w.comm.meet(key, g.size(), g.index(r.rank), in, func(ins []collIn) []collOut {
 		ts := make([]*tensor, len(ins))
 		var clk int64
 		for i, x := range ins {
 			ts[i] = x.t
 			clk = max(clk, x.clk)
 		}
-		sum := sumTensors(ts, newGen(uint64(r.w.spec.Seed), strKey(key)))
+		sum := sumTensors(ts, newGen(uint64(r.w.spec.Seed), seed))
 		out := make([]collOut, len(ins))
 		r.w.judge(r.step, clk+1, ins, func(int) *tensor { return sum }, out)
 		for i := range out {
@@ -301,9 +312,9 @@ func (r *rk) allToAll(s *site, buf, input *tensor, pieces []*tensor, counts []in
 			in.pieces[i] = p
 		}
 	}
-	key := r.collKey(g)
+	key, _ := r.nextColl('a', g)
 	me := g.index(r.rank)
-	res := r.w.comm.meet("a2a|"+key, g.size(), me, in, func(ins []collIn) []collOut {
+	res := r.w.comm.meet(key, g.size(), me, in, func(ins []collIn) []collOut {
 		var clk int64
 		for _, x := range ins {
 			clk = max(clk, x.clk)
@@ -382,8 +393,8 @@ func joinPieces(ps []*tensor, counts []int, dt dtype, rowShape []int) *tensor {
 
 // sendRecv moves t from this rank to dst (send side).
 func (r *rk) send(s *site, t *tensor, dst int) {
-	seq := r.collSeq["send>"+strconv.Itoa(dst)]
-	r.collSeq["send>"+strconv.Itoa(dst)] = seq + 1
+	seq := r.p2pSeq[p2pKey{send: true, peer: dst}]
+	r.p2pSeq[p2pKey{send: true, peer: dst}] = seq + 1
 	name := r.nextName("Distributed", "send")
 	r.st.clk++
 	r.w.comm.post("p2p|"+strconv.Itoa(r.rank)+">"+strconv.Itoa(dst)+"|"+strconv.Itoa(r.step)+"|"+strconv.Itoa(seq),
@@ -399,8 +410,8 @@ func (r *rk) recv(bufSite, s *site, src int, shape []int, dt dtype, like *tensor
 		api = "empty_like"
 	}
 	buf := r.emptyBuf(bufSite, api, shape, dt, like)
-	seq := r.collSeq["recv<"+strconv.Itoa(src)]
-	r.collSeq["recv<"+strconv.Itoa(src)] = seq + 1
+	seq := r.p2pSeq[p2pKey{peer: src}]
+	r.p2pSeq[p2pKey{peer: src}] = seq + 1
 	m := r.w.comm.take("p2p|" + strconv.Itoa(src) + ">" + strconv.Itoa(r.rank) + "|" + strconv.Itoa(r.step) + "|" + strconv.Itoa(seq))
 	clk := max(m.clk, r.st.clk) + 1
 	got := m.t.clone()

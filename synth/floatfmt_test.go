@@ -2,6 +2,9 @@ package synth
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +54,50 @@ func TestDTypeRound(t *testing.T) {
 		if got := c.d.round(c.x); got != c.want {
 			t.Errorf("%v.round(%v) = %v, want %v", c.d, c.x, got, c.want)
 		}
+	}
+}
+
+// refPyFloat is the two-pass reference for appendPyFloat: exponent
+// notation to find the exponent, then strconv's fixed notation.
+func refPyFloat(x float64) string {
+	if x == 0 {
+		if math.Signbit(x) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	e := strconv.FormatFloat(x, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if exp < -4 || exp >= 16 {
+		return e
+	}
+	f := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.Contains(f, ".") {
+		f += ".0"
+	}
+	return f
+}
+
+func TestPyFloatMatchesReference(t *testing.T) {
+	g := rand.New(rand.NewPCG(1, 2))
+	check := func(x float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		if got, want := pyFloat(x), refPyFloat(x); got != want {
+			t.Fatalf("pyFloat(%v) = %q, want %q", x, got, want)
+		}
+	}
+	for e := -330; e <= 310; e++ {
+		p := math.Pow(10, float64(e))
+		for _, m := range []float64{1, 1.5, 9.999999999999999, 3.0000000000000004, 7} {
+			check(m * p)
+			check(-m * p)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		check(math.Float64frombits(g.Uint64()))
+		check(float64(float32(g.NormFloat64() * math.Pow(10, float64(g.IntN(24)-8)))))
+		check(float64(g.IntN(1 << 20)))
 	}
 }

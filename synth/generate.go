@@ -22,6 +22,9 @@ type world struct {
 	ranks []*rankState
 	comm  *comm
 	tr    *tracker
+	// dry: write nothing, only count the bytes of each dump.json (Fit)
+	dry bool
+	out *outSizes
 }
 
 // rankState is what a rank keeps from one step to the next.
@@ -35,6 +38,9 @@ type rankState struct {
 	births       []birthRec
 	lossBad      int // first step with a non-finite loss, -1 if none
 	dirName      string
+	dumpBytes    int64 // size of the last dump.json written
+	// passEnds: in dry runs, the dump.json offset after each micro-batch
+	passEnds []int64
 }
 
 // birthRec is an op that created illegitimate non-finite values from clean
@@ -53,7 +59,7 @@ type birthRec struct {
 }
 
 func newWorld(s *Spec) *world {
-	w := &world{spec: s, dims: specDims(s), topo: newTopology(s), tr: &tracker{}}
+	w := &world{spec: s, dims: specDims(s), topo: newTopology(s), tr: &tracker{}, out: newOutSizes(s.Ranks)}
 	for r := 0; r < s.Ranks; r++ {
 		st := &rankState{rank: r, chains: newChains(), lossBad: -1}
 		st.lay = w.topo.layout(s, r)
@@ -76,6 +82,10 @@ func newWorld(s *Spec) *world {
 // construct}.json for every dumped step and dir/synth_truth.json. It
 // returns the truth.
 func Generate(spec Spec, dir string) (*Truth, error) {
+	spec, err := Fit(spec)
+	if err != nil {
+		return nil, err
+	}
 	s, err := spec.normalized()
 	if err != nil {
 		return nil, err
@@ -169,20 +179,23 @@ func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 	st := w.ranks[rank]
 	r := &rk{w: w, st: st, rank: rank, step: step, dumped: dumped, mix: w.spec.Level == "mix",
 		g:        newGen(uint64(w.spec.Seed), uint64(step), uint64(rank), 0xac7),
-		counters: map[string]int{}, modCount: map[string]int{}, cseen: map[string]bool{},
-		collSeq: map[string]int{}, gradCount: map[*module]int{}}
-	var rdir string
+		counters: map[apiKey]int{}, modCount: map[*module]int{}, cseen: map[string]bool{},
+		collSeq: map[*group]int{}, p2pSeq: map[p2pKey]int{}, gradCount: map[*module]int{}}
+	var rdir, path string
 	if dumped {
-		rdir = filepath.Join(dir, "step"+strconv.Itoa(step), st.dirName)
-		if err := os.MkdirAll(rdir, 0o755); err != nil {
-			return fmt.Errorf("synth: %w", err)
+		if !w.dry {
+			rdir = filepath.Join(dir, "step"+strconv.Itoa(step), st.dirName)
+			if err := os.MkdirAll(rdir, 0o755); err != nil {
+				return fmt.Errorf("synth: %w", err)
+			}
+			path = filepath.Join(rdir, "dump.json")
 		}
-		df, err := newDumpFile(filepath.Join(rdir, "dump.json"), w.spec.Level, &w.spec.Format)
+		df, err := newDumpFile(path, w.spec.Level, &w.spec.Format, w.out)
 		if err != nil {
 			return fmt.Errorf("synth: %w", err)
 		}
 		r.df = df
-		r.stacks = newStackTable()
+		r.stacks = newStackTable(w.spec.Format.StackVersion)
 		defer func() {
 			if r.df != nil {
 				r.df.close()
@@ -194,22 +207,26 @@ func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 		return nil
 	}
 	err := r.df.close()
+	st.dumpBytes = r.df.j.flushed
 	r.df = nil
 	if err != nil {
 		return fmt.Errorf("synth: write dump.json: %w", err)
 	}
-	if err := writeStack(filepath.Join(rdir, "stack.json"), &w.spec.Format, st.chains, r.stacks); err != nil {
+	if w.dry {
+		return nil
+	}
+	if err := writeStack(filepath.Join(rdir, "stack.json"), &w.spec.Format, w.out, st.chains, r.stacks); err != nil {
 		return fmt.Errorf("synth: write stack.json: %w", err)
 	}
-	if err := writeConstruct(filepath.Join(rdir, "construct.json"), &w.spec.Format, r.mix, r.construct); err != nil {
+	if err := writeConstruct(filepath.Join(rdir, "construct.json"), &w.spec.Format, w.out, r.mix, r.construct); err != nil {
 		return fmt.Errorf("synth: write construct.json: %w", err)
 	}
 	return nil
 }
 
 // writeConstruct writes construct.json ({} for L1).
-func writeConstruct(path string, f *Format, mix bool, ents []cEnt) error {
-	j, err := newJSONOut(path, f)
+func writeConstruct(path string, f *Format, o *outSizes, mix bool, ents []cEnt) error {
+	j, err := newJSONOut(path, f, o)
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,20 @@
 package synth
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // group is a process group.
 type group struct {
-	ranks []int
+	ranks []int // ascending
 	id    string
 	key   string
-	world bool
+	// keyHash is the FNV-1a state after key: seeds derived from key and a
+	// suffix cost the suffix only (a world group's key is long).
+	keyHash uint64
+	world   bool
 }
 
 func newGroup(ranks []int, world bool) *group {
@@ -18,17 +22,16 @@ func newGroup(ranks []int, world bool) *group {
 	for i, r := range ranks {
 		parts[i] = strconv.Itoa(r)
 	}
-	return &group{ranks: ranks, id: groupID(ranks), key: strings.Join(parts, ","), world: world}
+	key := strings.Join(parts, ",")
+	return &group{ranks: ranks, id: groupID(ranks), key: key, keyHash: fnvAdd(fnvOffset, key), world: world}
 }
 
 func (g *group) size() int { return len(g.ranks) }
 
 // index returns the position of rank in the group.
 func (g *group) index(rank int) int {
-	for i, r := range g.ranks {
-		if r == rank {
-			return i
-		}
+	if i, ok := slices.BinarySearch(g.ranks, rank); ok {
+		return i
 	}
 	return -1
 }

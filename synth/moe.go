@@ -6,14 +6,19 @@ import (
 )
 
 // routing returns how many tokens rank routes to each global expert in a
-// layer at a step, and how many of those are zeroed padding rows. Every
-// rank can compute every other rank's routing, so the split sizes agree.
-func (w *world) routing(step, layer, rank int) (counts, zeroRows []int) {
+// layer in micro-batch mb of a step, and how many of those are zeroed
+// padding rows. Every rank can compute every other rank's routing, so the
+// split sizes agree.
+func (w *world) routing(step, mb, layer, rank int) (counts, zeroRows []int) {
 	d := w.dims
 	T, K, E := d.B*d.S, d.K, d.E
 	f := w.spec.Fault
-	carrier := f != nil && f.Kind == AllToAllCarrier && f.Step == step && f.Layer == layer
-	cg := newGen(uint64(w.spec.Seed), uint64(step), uint64(layer), 0xc01d)
+	carrier := f != nil && f.Kind == AllToAllCarrier && f.Step == step && f.MicroBatch == mb && f.Layer == layer
+	keys := []uint64{uint64(w.spec.Seed), uint64(step), uint64(layer)}
+	if mb > 0 {
+		keys = append(keys, uint64(mb)<<32)
+	}
+	cg := newGen(append(keys, 0xc01d)...)
 	cold := make([]bool, E)
 	ncold := 0
 	for e := 0; e < E; e++ {
@@ -33,7 +38,7 @@ func (w *world) routing(step, layer, rank int) (counts, zeroRows []int) {
 		}
 	}
 	rest := (T - pad) * K
-	g := newGen(uint64(w.spec.Seed), uint64(step), uint64(layer), uint64(rank), 0x707)
+	g := newGen(append(keys, uint64(rank), 0x707)...)
 	wts := make([]float64, E)
 	sum := 0.0
 	for e := range wts {
@@ -83,7 +88,7 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 	routes := make([][]int, P)
 	zrows := make([][]int, P)
 	for i, peer := range ep.ranks {
-		routes[i], zrows[i] = r.w.routing(r.step, lm.idx, peer)
+		routes[i], zrows[i] = r.w.routing(r.step, r.mb, lm.idx, peer)
 	}
 	me := ep.index(r.rank)
 	mine := routes[me]

@@ -513,8 +513,10 @@ func (r *rk) softmax(s *site, prefix string, x *tensor, kw []kv, dt dtype) *tens
 	settle(o, x)
 	r.emit(&opSpec{prefix: prefix, api: "softmax", site: s, in: args(x), kw: kw, out: args(o)},
 		[]*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
+			// dx = p∘(dy − Σ p·dy): about dy scaled by the typical
+			// probability, so the spread is that of dy times rms(p)
 			gy := g[0]
-			gx := r.grad(x.Shape, x.DT, 1e-13*r.g.n(), nz(gy.rms()*o.Max*0.3))
+			gx := r.grad(x.Shape, x.DT, 1e-13*r.g.n(), nz(gy.rms()*o.rms()))
 			gx.NaN = gy.nonFinite() || o.NaN
 			gx.born = gx.NaN && !gy.NaN && !o.NaN
 			if x.NInf {
@@ -754,8 +756,10 @@ func (r *rk) reduceLast(s *site, api string, x *tensor) *tensor {
 	}
 	r.emit(&opSpec{prefix: "Tensor", api: api, site: s, in: in, kw: kw, out: args(o)},
 		[]*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
+			// d sum/dx = 1, d mean/dx = 1/n
 			gy := g[0]
-			gx := r.grad(x.Shape, x.DT, gy.Mean/f, nz(gy.Std/f))
+			c := f / n
+			gx := r.grad(x.Shape, x.DT, gy.Mean*c, nz(gy.Std*c))
 			flagsPass(gx, gy)
 			gx.Zero, gx.ZeroRow = false, false
 			return []*tensor{settle(gx, gy)}

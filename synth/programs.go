@@ -11,16 +11,13 @@ type maskInfo struct {
 	bool *tensor // boolean mask for masked_fill / the fused kernel
 }
 
-// runStep executes one training step of one rank.
-func (r *rk) runStep() {
-	s := r.w.spec
+// microBatch runs one forward and backward pass of one rank and returns
+// the gradients and, on the last pipeline stage, the loss.
+func (r *rk) microBatch() (*gradSet, *tensor) {
 	d := r.w.dims
 	mp := r.st.model
 	l := r.st.lay
 	act := []int{d.B, d.S, d.H}
-	for _, p := range mp.params {
-		p.t.RG = p.from <= r.step
-	}
 
 	// forward
 	var h, stageIn *tensor
@@ -78,16 +75,7 @@ func (r *rk) runStep() {
 		r.setPhase(phBackward, &ctxPipeBack, false)
 		r.send(sSendG, gin, l.prev)
 	}
-
-	// gradient synchronisation, logging, clipping, update
-	r.gradSync(gs)
-	if s.LossLog && mp.last {
-		r.lossLog(loss, l.dp)
-	}
-	if s.ClipGrad {
-		r.clipGrad(gs)
-	}
-	r.optimizer(gs)
+	return gs, loss
 }
 
 // linkView makes b an autograd alias of a where no hooked op runs (an
@@ -100,11 +88,11 @@ func (r *rk) linkView(a, b *tensor) {
 	})
 }
 
-// faultOn reports whether fault k fires on this rank at this step (a fault
-// without ranks fires everywhere).
+// faultOn reports whether fault k fires on this rank in this micro-batch
+// of this step (a fault without ranks fires everywhere).
 func (r *rk) faultOn(k FaultKind) bool {
 	f := r.w.spec.Fault
-	if f == nil || f.Kind != k || f.Step != r.step {
+	if f == nil || f.Kind != k || f.Step != r.step || f.MicroBatch != r.mb {
 		return false
 	}
 	return len(f.Ranks) == 0 || slices.Contains(f.Ranks, r.rank)
@@ -133,6 +121,9 @@ func (r *rk) embed(tokens *tensor) *tensor {
 		h = r.embedding(sVocabEmb, tokens, w.t)
 		h.Zero = true
 		h = r.tpReduce(sVocabRed, h)
+		// each token's row comes from the one shard that owns it: the
+		// zeros of the shards do not survive the sum
+		h.Zero, h.ZeroRow = false, false
 	} else {
 		h = r.embedding(sEmbeddingF, tokens, w.t)
 	}
@@ -388,7 +379,7 @@ func (r *rk) fusedSoftmax(x, mask *tensor, scale float64) *tensor {
 	}
 	settle(o, x)
 	r.push("", visHidden, []*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
-		gx := r.grad(x.Shape, x.DT, 0, nz(g[0].rms()*0.3))
+		gx := r.grad(x.Shape, x.DT, 0, nz(g[0].rms()*o.rms()))
 		gx.NaN = g[0].nonFinite() || o.NaN
 		return []*tensor{settle(gx, g[0], o)}
 	})

@@ -75,13 +75,14 @@ type rk struct {
 	w          *world
 	st         *rankState
 	rank, step int
+	mb         int // micro-batch of the step
 	dumped     bool
 	mix        bool
 	g          *gen
 
 	df        *dumpFile
-	counters  map[string]int
-	modCount  map[string]int
+	counters  map[apiKey]int
+	modCount  map[*module]int
 	construct []cEnt
 	cseen     map[string]bool
 	mods      []*modFrame
@@ -90,12 +91,38 @@ type rk struct {
 
 	tape      []*node
 	ph        phase
-	collSeq   map[string]int
+	collSeq   map[*group]int
+	p2pSeq    map[p2pKey]int
 	gradCount map[*module]int
 
 	// inject, when set, alters the output of the next op (the physical
 	// event of a fault: a corrupted value, a duplicated row).
 	inject func(*tensor)
+
+	// scratch space of op, reused from call to call
+	nameBuf   []byte
+	tIn, tOut []*tensor
+}
+
+// p2pKey counts the messages a rank sends to or receives from a peer.
+type p2pKey struct {
+	send bool
+	peer int
+}
+
+// apiKey identifies an API for the per-step call counters.
+type apiKey struct{ prefix, api string }
+
+// entryName builds "prefix.api.n.forward".
+func (r *rk) entryName(prefix, api string, n int) string {
+	b := append(r.nameBuf[:0], prefix...)
+	b = append(b, '.')
+	b = append(b, api...)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, ".forward"...)
+	r.nameBuf = b
+	return string(b)
 }
 
 func (r *rk) fmt() *Format { return &r.w.spec.Format }
@@ -156,26 +183,29 @@ func (r *rk) addConstruct(name, parent string) {
 // op records a forward call and returns its base name "Prefix.api.N".
 func (r *rk) op(o *opSpec) string {
 	r.st.clk++
-	base := ""
+	base, name, n := "", "", 0
 	if o.vis != visHidden {
-		k := o.prefix + "." + o.api
-		n := r.counters[k]
+		k := apiKey{o.prefix, o.api}
+		n = r.counters[k]
 		r.counters[k] = n + 1
-		base = k + "." + strconv.Itoa(n)
-	}
-	name := base + ".forward"
-	if o.vis == visHidden {
-		name = ""
+		name = r.entryName(o.prefix, o.api, n)
+		base = name[:len(name)-len(".forward")]
 	}
 	inT, outT := o.inT, o.outT
 	if inT == nil {
-		inT = collectTensors(nil, o.in)
+		inT = collectTensors(r.tIn[:0], o.in)
 		for _, p := range o.kw {
-			inT = collectTensors(inT, []arg{p.v})
+			if t, ok := p.v.(*tensor); ok && t != nil {
+				inT = append(inT, t)
+			} else if l, ok := p.v.(aList); ok {
+				inT = collectTensors(inT, l)
+			}
 		}
+		r.tIn = inT
 	}
 	if outT == nil {
-		outT = collectTensors(nil, o.out)
+		outT = collectTensors(r.tOut[:0], o.out)
+		r.tOut = outT
 	}
 	visible := r.dumped && o.vis == visDump
 	born := false
@@ -192,7 +222,7 @@ func (r *rk) op(o *opSpec) string {
 				wrap = w
 			}
 		}
-		r.stacks.add(stackKey{wrap, o.site.id, r.chain}, o.site.line, name)
+		r.stacks.addAPI(stackKey{wrap, o.site.id, r.chain}, o.site.line, o.prefix, o.api, n)
 	}
 	if o.vis != visHidden {
 		r.addConstruct(name, r.parentName())
@@ -250,15 +280,17 @@ func (r *rk) hiddenEvent(key string, in, out []*tensor) {
 
 // enter starts a module call.
 func (r *rk) enter(m *module, s *site, in ...arg) {
-	k := m.path + "." + m.class
-	n := r.modCount[k]
-	r.modCount[k] = n + 1
-	f := &modFrame{m: m, name: "Module." + k + ".forward." + strconv.Itoa(n), prev: r.chain, in: in}
+	n := r.modCount[m]
+	r.modCount[m] = n + 1
+	f := &modFrame{m: m, prev: r.chain, in: in}
+	if r.dumped && r.mix {
+		f.name = "Module." + m.path + "." + m.class + ".forward." + strconv.Itoa(n)
+	}
 	f.chain = r.st.chains.child(r.chain, s, true)
 	r.chain = f.chain
 	r.mods = append(r.mods, f)
 	if r.dumped && r.mix {
-		r.stacks.add(stackKey{"", 0, f.chain}, "", f.name)
+		r.stacks.addModule(stackKey{"", 0, f.chain}, m, n)
 	}
 }
 

@@ -127,6 +127,11 @@ type Fault struct {
 	// Value is the magnitude of the event where a kind has one (see the
 	// kind's documentation); zero selects the default.
 	Value float64
+	// MicroBatch is the micro-batch of Step in which the event happens
+	// (Spec.MicroBatches); a negative value counts from the end, -1 being
+	// the last. Kinds that live outside the forward and backward passes
+	// (OptimizerNaN) ignore it.
+	MicroBatch int
 }
 
 // Format selects the on-disk variant of the dump.
@@ -185,7 +190,8 @@ type Spec struct {
 	// Steps are the dumped steps; the simulation runs from 0 to the last.
 	Steps []int
 	Model Model
-	// Layers is the number of transformer layers.
+	// Layers is the number of transformer layers (zero: 2, or what Fit
+	// chooses for TargetFileBytes).
 	Layers int
 	// Hidden is the hidden size; it drives the shapes.
 	Hidden int
@@ -222,6 +228,19 @@ type Spec struct {
 	ClipGrad bool
 	// LossLog adds the all_reduce of the detached loss used for logging.
 	LossLog bool
+
+	// MicroBatches is the number of forward and backward passes per step
+	// (gradient accumulation, default 1): parameter gradients accumulate
+	// over the micro-batches and are synchronised and applied once, after
+	// the last one. Entry counters run on through the step, as msprobe's
+	// do.
+	MicroBatches int
+	// TargetFileBytes, when positive, sizes the run so that each
+	// dump.json is about this large: Generate first measures the spec on
+	// dry runs of one step, then chooses the layers (when Layers is zero:
+	// as many as fit, at most 32 per pipeline stage) and the micro-batches
+	// per step (when MicroBatches is zero). See Fit.
+	TargetFileBytes int64
 }
 
 // normalized returns a copy of s with defaults filled in, or an error when
@@ -260,6 +279,9 @@ func (s Spec) normalized() (*Spec, error) {
 	}
 	if n.Vocab <= 0 {
 		n.Vocab = 512
+	}
+	if n.MicroBatches <= 0 {
+		n.MicroBatches = 1
 	}
 	n.TP, n.PP, n.EP = max(n.TP, 1), max(n.PP, 1), max(n.EP, 1)
 	switch n.Model {
@@ -328,6 +350,12 @@ func (s Spec) normalized() (*Spec, error) {
 			if r < 0 || r >= n.Ranks {
 				return nil, fmt.Errorf("synth: fault rank %d outside the world", r)
 			}
+		}
+		if f.MicroBatch < 0 {
+			f.MicroBatch += n.MicroBatches
+		}
+		if f.MicroBatch < 0 || f.MicroBatch >= n.MicroBatches {
+			return nil, fmt.Errorf("synth: fault micro-batch outside 0..%d", n.MicroBatches-1)
 		}
 		slices.Sort(f.Ranks)
 		f.Ranks = slices.Compact(f.Ranks)

@@ -265,29 +265,93 @@ type stackKey struct {
 type stackGroup struct {
 	key   stackKey
 	line  string
-	names []string
+	names []stackName // v2: the entries of this stack
 }
 
-// stackTable collects the stacks of one dump.json.
+// stackName is an entry name kept in 8 bytes: the interned text before the
+// counter ("Torch.matmul.", "Module.layers.0.Block.forward."), the
+// counter, and the interned text after it (".forward" or nothing).
+type stackName struct {
+	base int32
+	n    int32
+}
+
+// nameKey interns the text around the counter of an API (prefix, api) or
+// of a module.
+type nameKey struct {
+	prefix, api string
+	m           *module
+}
+
+type nameBase struct{ pre, suf string }
+
+// stackTable collects the stacks of one dump.json. A rank-step of a large
+// run has hundreds of thousands of entries, so their names are kept as
+// stackNames.
 type stackTable struct {
-	idx    map[stackKey]int
+	v1     bool
+	idx    map[stackKey]int32
 	groups []stackGroup
-	order  []int // v1: group index per name, in recording order
-	names  []string
+	bases  []nameBase
+	baseOf map[nameKey]int32
+	order  []int32     // v1: group index per name, in recording order
+	names  []stackName // v1: every name in recording order
+	count  int
 }
 
-func newStackTable() *stackTable { return &stackTable{idx: map[stackKey]int{}} }
+func newStackTable(version int) *stackTable {
+	return &stackTable{v1: version == 1, idx: map[stackKey]int32{}, baseOf: map[nameKey]int32{}}
+}
 
-func (st *stackTable) add(k stackKey, line, name string) {
+// addAPI records the stack of entry prefix.api.n.forward.
+func (st *stackTable) addAPI(k stackKey, line, prefix, api string, n int) {
+	nk := nameKey{prefix: prefix, api: api}
+	b, ok := st.baseOf[nk]
+	if !ok {
+		b = st.intern(nk, prefix+"."+api+".", ".forward")
+	}
+	st.add(k, line, stackName{b, int32(n)})
+}
+
+// addModule records the stack of entry Module.path.Class.forward.n.
+func (st *stackTable) addModule(k stackKey, m *module, n int) {
+	nk := nameKey{m: m}
+	b, ok := st.baseOf[nk]
+	if !ok {
+		b = st.intern(nk, "Module."+m.path+"."+m.class+".forward.", "")
+	}
+	st.add(k, "", stackName{b, int32(n)})
+}
+
+func (st *stackTable) intern(k nameKey, pre, suf string) int32 {
+	b := int32(len(st.bases))
+	st.bases = append(st.bases, nameBase{pre, suf})
+	st.baseOf[k] = b
+	return b
+}
+
+func (st *stackTable) add(k stackKey, line string, name stackName) {
 	i, ok := st.idx[k]
 	if !ok {
-		i = len(st.groups)
+		i = int32(len(st.groups))
 		st.groups = append(st.groups, stackGroup{key: k, line: line})
 		st.idx[k] = i
 	}
+	st.count++
+	if st.v1 {
+		st.order = append(st.order, i)
+		st.names = append(st.names, name)
+		return
+	}
 	st.groups[i].names = append(st.groups[i].names, name)
-	st.order = append(st.order, i)
-	st.names = append(st.names, name)
+}
+
+// appendName appends the text of a name.
+func (st *stackTable) appendName(dst []byte, name stackName) []byte {
+	b := &st.bases[name.base]
+	dst = append(dst, b.pre...)
+	dst = strconv.AppendInt(dst, int64(name.n), 10)
+	return append(dst, b.suf...)
 }
 
 // stackLines builds the lines of a stack.
@@ -303,9 +367,9 @@ func stackLines(c *chains, k stackKey, line string) []string {
 	return c.lines(l, k.chain)
 }
 
-// writeStack writes stack.json.
-func writeStack(path string, f *Format, c *chains, st *stackTable) error {
-	j, err := newJSONOut(path, f)
+// writeStack writes stack.json (path "" only counts the bytes).
+func writeStack(path string, f *Format, o *outSizes, c *chains, st *stackTable) error {
+	j, err := newJSONOut(path, f, o)
 	if err != nil {
 		return err
 	}
@@ -329,14 +393,17 @@ func writeStack(path string, f *Format, c *chains, st *stackTable) error {
 		j.nl(d)
 		j.raw("]")
 	}
+	var name []byte
 	j.raw("{")
-	if f.StackVersion == 1 {
-		for i, name := range st.names {
+	if st.v1 {
+		for i, n := range st.names {
 			if i > 0 {
 				j.raw(",")
 			}
 			j.nl(1)
-			j.key(name)
+			name = st.appendName(name[:0], n)
+			j.strBytes(name)
+			j.raw(": ")
 			strs(1, lines[st.order[i]])
 		}
 	} else {
@@ -348,15 +415,24 @@ func writeStack(path string, f *Format, c *chains, st *stackTable) error {
 			j.key(strconv.Itoa(i))
 			j.raw("[")
 			j.nl(2)
-			strs(2, st.groups[i].names)
-			j.raw(",")
+			j.raw("[")
+			for k, n := range st.groups[i].names {
+				if k > 0 {
+					j.raw(",")
+				}
+				j.nl(3)
+				name = st.appendName(name[:0], n)
+				j.strBytes(name)
+			}
+			j.nl(2)
+			j.raw("],")
 			j.nl(2)
 			strs(2, lines[i])
 			j.nl(1)
 			j.raw("]")
 		}
 	}
-	if len(st.names) > 0 {
+	if st.count > 0 {
 		j.nl(0)
 	}
 	j.raw("}")

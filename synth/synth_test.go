@@ -397,57 +397,65 @@ func TestTruthMatchesFiles(t *testing.T) {
 			if tr == nil {
 				t.Skip("not generated")
 			}
-			s, err := sc.Spec.normalized()
-			if err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(dir, sc.Name)
-			clean := s.Fault == nil || s.Fault.Kind.clean()
-			if clean != !tr.Anomaly {
-				t.Fatalf("anomaly %v for fault %+v", tr.Anomaly, s.Fault)
-			}
-			if !tr.Anomaly {
-				return
-			}
-			if len(tr.Ranks) == 0 || tr.Op == "" || (tr.Kind != "nan" && tr.Kind != "inf") {
-				t.Fatalf("incomplete truth %+v", tr)
-			}
-			if tr.Tie != (len(tr.Ranks) > 1 && !strings.HasPrefix(tr.Op, "Distributed.")) {
-				t.Errorf("tie %v for ranks %v", tr.Tie, tr.Ranks)
-			}
-			for _, rank := range tr.Ranks {
-				d := loadDump(t, filepath.Join(rankDir(root, s, tr.Step, rank), "dump.json"))
-				e := d.entries[tr.Op]
-				if e == nil {
-					t.Errorf("rank %d step %d: no entry %s", rank, tr.Step, tr.Op)
-					continue
-				}
-				in, out := entryIO(tr.Op, e)
-				o, i := scanTensors(out), scanTensors(in)
-				switch {
-				case tr.Captured && tr.Kind == "nan" && !o.nan:
-					t.Errorf("rank %d: %s output holds no NaN", rank, tr.Op)
-				case tr.Captured && tr.Kind == "inf" && (o.nan || !(o.pinf || o.ninf)):
-					t.Errorf("rank %d: %s output is not Inf without NaN: %+v", rank, tr.Op, o)
-				case tr.Captured && (i.nan || i.pinf):
-					t.Errorf("rank %d: origin %s has non-finite input %+v", rank, tr.Op, i)
-				case !tr.Captured && !i.any() && !o.any():
-					t.Errorf("rank %d: %s shows no anomaly", rank, tr.Op)
-				}
-			}
-			if f := tr.FirstNaN; f != nil {
-				d := loadDump(t, filepath.Join(rankDir(root, s, f.Step, f.Rank), "dump.json"))
-				_, out := entryIO(f.Op, d.entries[f.Op])
-				if !scanTensors(out).nan {
-					t.Errorf("first_nan %s has no NaN output", f.Op)
-				}
-			} else if tr.Kind == "inf" && tr.Captured {
-				t.Errorf("inf origin without first_nan")
-			}
-			if c := tr.Carrier; c != nil {
-				checkCarrier(t, root, s, c)
-			}
+			checkTruthFiles(t, sc.Spec, filepath.Join(dir, sc.Name), tr)
 		})
+	}
+}
+
+// checkTruthFiles verifies a truth against the files of the run generated
+// from spec under root: the origin entry turns clean inputs into the
+// truth's kind on every source rank, first_nan holds NaN, the carrier
+// moves the anomaly to ranks that had none.
+func checkTruthFiles(t *testing.T, spec Spec, root string, tr *Truth) {
+	t.Helper()
+	s, err := spec.normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := s.Fault == nil || s.Fault.Kind.clean()
+	if clean != !tr.Anomaly {
+		t.Fatalf("anomaly %v for fault %+v", tr.Anomaly, s.Fault)
+	}
+	if !tr.Anomaly {
+		return
+	}
+	if len(tr.Ranks) == 0 || tr.Op == "" || (tr.Kind != "nan" && tr.Kind != "inf") {
+		t.Fatalf("incomplete truth %+v", tr)
+	}
+	if tr.Tie != (len(tr.Ranks) > 1 && !strings.HasPrefix(tr.Op, "Distributed.")) {
+		t.Errorf("tie %v for ranks %v", tr.Tie, tr.Ranks)
+	}
+	for _, rank := range tr.Ranks {
+		d := loadDump(t, filepath.Join(rankDir(root, s, tr.Step, rank), "dump.json"))
+		e := d.entries[tr.Op]
+		if e == nil {
+			t.Errorf("rank %d step %d: no entry %s", rank, tr.Step, tr.Op)
+			continue
+		}
+		in, out := entryIO(tr.Op, e)
+		o, i := scanTensors(out), scanTensors(in)
+		switch {
+		case tr.Captured && tr.Kind == "nan" && !o.nan:
+			t.Errorf("rank %d: %s output holds no NaN", rank, tr.Op)
+		case tr.Captured && tr.Kind == "inf" && (o.nan || !(o.pinf || o.ninf)):
+			t.Errorf("rank %d: %s output is not Inf without NaN: %+v", rank, tr.Op, o)
+		case tr.Captured && (i.nan || i.pinf):
+			t.Errorf("rank %d: origin %s has non-finite input %+v", rank, tr.Op, i)
+		case !tr.Captured && !i.any() && !o.any():
+			t.Errorf("rank %d: %s shows no anomaly", rank, tr.Op)
+		}
+	}
+	if f := tr.FirstNaN; f != nil {
+		d := loadDump(t, filepath.Join(rankDir(root, s, f.Step, f.Rank), "dump.json"))
+		_, out := entryIO(f.Op, d.entries[f.Op])
+		if !scanTensors(out).nan {
+			t.Errorf("first_nan %s has no NaN output", f.Op)
+		}
+	} else if tr.Kind == "inf" && tr.Captured {
+		t.Errorf("inf origin without first_nan")
+	}
+	if c := tr.Carrier; c != nil {
+		checkCarrier(t, root, s, c)
 	}
 }
 

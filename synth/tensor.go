@@ -1,7 +1,6 @@
 package synth
 
 import (
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 )
@@ -173,10 +172,21 @@ func mix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-func strKey(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
+// strKey is the FNV-1a hash of s.
+func strKey(s string) uint64 { return fnvAdd(fnvOffset, s) }
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvAdd continues an FNV-1a hash with the bytes of s.
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }
 
 func newGen(keys ...uint64) *gen {

@@ -1,9 +1,7 @@
 package synth
 
 import (
-	"bufio"
 	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -33,39 +31,67 @@ type kv struct {
 	v arg
 }
 
-// countWriter counts the bytes that reached the file.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // jsonOut writes JSON the way Python's json.dump(obj, f, indent=N) does.
+// Output is appended to one large buffer that is written to the file when
+// it passes the flush size; a jsonOut without a file counts the bytes and
+// drops them (dry runs that measure a spec).
 type jsonOut struct {
-	f     *os.File
-	cw    countWriter
-	w     *bufio.Writer
-	ind   int
-	pad   []byte
-	strNF bool
-	grp   string
-	buf   []byte
+	f       *os.File
+	o       *outSizes
+	b       []byte // pending output
+	flushed int64  // bytes already handed to the file
+	err     error  // first write error
+	ind     int
+	pad     []byte
+	strNF   bool
+	grp     string
+	cache   tensorCache
 }
 
-func newJSONOut(path string, f *Format) (*jsonOut, error) {
-	fh, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// outSizes are the buffer and cache sizes of the files of one run. Every
+// rank has a dump.json open at the same time, so a memory budget is shared
+// out over the ranks: 1 MiB buffers (few, large writes) and 1024 cached
+// tensors per file up to 64 ranks, less beyond (64 KiB and 64 tensors at
+// 1,024 ranks).
+type outSizes struct {
+	flushAt    int
+	cacheSlots int
+	pool       sync.Pool
+}
+
+const (
+	maxFlushAt    = 1 << 20
+	minFlushAt    = 64 << 10
+	flushHeadroom = 16 << 10 // room for the line being written when the buffer passes flushAt
+	outBudget     = 64 << 20
+	maxCacheSlots = 1024
+	minCacheSlots = 64
+)
+
+func newOutSizes(ranks int) *outSizes {
+	per := outBudget / max(ranks, 1)
+	o := &outSizes{flushAt: min(max(per, minFlushAt), maxFlushAt), cacheSlots: maxCacheSlots}
+	for o.cacheSlots > minCacheSlots && o.cacheSlots*512 > per/2 {
+		o.cacheSlots /= 2
 	}
-	j := &jsonOut{f: fh, ind: f.Indent, strNF: f.NonFinite == "string", grp: f.Groups}
-	j.cw.w = fh
-	j.w = writerPool.Get().(*bufio.Writer)
-	j.w.Reset(&j.cw)
+	o.pool.New = func() any {
+		b := make([]byte, 0, o.flushAt+flushHeadroom)
+		return &b
+	}
+	return o
+}
+
+// newJSONOut creates path; an empty path makes a jsonOut that only counts.
+func newJSONOut(path string, f *Format, o *outSizes) (*jsonOut, error) {
+	var fh *os.File
+	if path != "" {
+		var err error
+		if fh, err = os.Create(path); err != nil {
+			return nil, err
+		}
+	}
+	j := &jsonOut{f: fh, o: o, ind: f.Indent, strNF: f.NonFinite == "string", grp: f.Groups}
+	j.b = (*o.pool.Get().(*[]byte))[:0]
 	j.pad = make([]byte, 1+24*j.ind)
 	j.pad[0] = '\n'
 	for i := 1; i < len(j.pad); i++ {
@@ -75,23 +101,47 @@ func newJSONOut(path string, f *Format) (*jsonOut, error) {
 }
 
 // offset is the number of bytes written so far.
-func (j *jsonOut) offset() int64 { return j.cw.n + int64(j.w.Buffered()) }
+func (j *jsonOut) offset() int64 { return j.flushed + int64(len(j.b)) }
+
+// flush hands the pending output to the file.
+func (j *jsonOut) flush() {
+	if len(j.b) == 0 {
+		return
+	}
+	if j.f != nil && j.err == nil {
+		_, j.err = j.f.Write(j.b)
+	}
+	j.flushed += int64(len(j.b))
+	j.b = j.b[:0]
+}
 
 func (j *jsonOut) close() error {
-	err := j.w.Flush()
-	j.w.Reset(nil)
-	writerPool.Put(j.w)
-	j.w = nil
-	if cerr := j.f.Close(); err == nil {
-		err = cerr
+	j.flush()
+	b := j.b[:0]
+	j.o.pool.Put(&b)
+	j.b = nil
+	err := j.err
+	if j.f != nil {
+		if cerr := j.f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }
 
-// writerPool recycles the file buffers.
-var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
-
+// nl starts a new line indented for depth d, flushing first when the
+// buffer is full (nearly every line passes here, so the buffer stays
+// bounded).
 func (j *jsonOut) nl(d int) {
+	if len(j.b) >= j.o.flushAt {
+		j.flush()
+	}
+	j.indent(d)
+}
+
+// indent starts a new line indented for depth d without flushing: the
+// text of a tensor stays in one piece in the buffer, for the cache.
+func (j *jsonOut) indent(d int) {
 	n := 1 + d*j.ind
 	if n > len(j.pad) {
 		p := make([]byte, n)
@@ -101,44 +151,48 @@ func (j *jsonOut) nl(d int) {
 		}
 		j.pad = p
 	}
-	j.w.Write(j.pad[:n])
+	j.b = append(j.b, j.pad[:n]...)
 }
 
-func (j *jsonOut) raw(s string) { j.w.WriteString(s) }
+func (j *jsonOut) raw(s string) { j.b = append(j.b, s...) }
 
-func (j *jsonOut) str(s string) {
-	j.w.WriteByte('"')
+func (j *jsonOut) str(s string) { j.b = appendQuoted(j.b, s) }
+
+func (j *jsonOut) strBytes(s []byte) { j.b = appendQuoted(j.b, s) }
+
+// appendQuoted appends s as a JSON string.
+func appendQuoted[S string | []byte](b []byte, s S) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			continue
 		}
-		j.w.WriteString(s[start:i])
+		b = append(b, s[start:i]...)
 		switch c {
 		case '"':
-			j.w.WriteString(`\"`)
+			b = append(b, `\"`...)
 		case '\\':
-			j.w.WriteString(`\\`)
+			b = append(b, `\\`...)
 		case '\n':
-			j.w.WriteString(`\n`)
+			b = append(b, `\n`...)
 		case '\t':
-			j.w.WriteString(`\t`)
+			b = append(b, `\t`...)
 		default:
-			j.buf = append(j.buf[:0], `\u00`...)
-			j.buf = append(j.buf, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
-			j.w.Write(j.buf)
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
 		}
 		start = i + 1
 	}
-	j.w.WriteString(s[start:])
-	j.w.WriteByte('"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // key writes `"k": `.
 func (j *jsonOut) key(k string) {
 	j.str(k)
-	j.w.WriteString(": ")
+	j.b = append(j.b, ": "...)
 }
 
 func (j *jsonOut) num(x float64) {
@@ -162,18 +216,14 @@ func (j *jsonOut) num(x float64) {
 			j.raw("-Infinity")
 		}
 	default:
-		j.buf = appendPyFloat(j.buf[:0], x)
-		j.w.Write(j.buf)
+		j.b = appendPyFloat(j.b, x)
 	}
 }
 
-func (j *jsonOut) int(x int64) {
-	j.buf = strconv.AppendInt(j.buf[:0], x, 10)
-	j.w.Write(j.buf)
-}
+func (j *jsonOut) int(x int64) { j.b = strconv.AppendInt(j.b, x, 10) }
 
-// typed writes {"type": typ, "value": <v>} at depth d.
-func (j *jsonOut) typed(d int, typ string, v func()) {
+// typedHead writes `{"type": typ, "value": ` at depth d; typedTail closes it.
+func (j *jsonOut) typedHead(d int, typ string) {
 	j.raw("{")
 	j.nl(d + 1)
 	j.raw(`"type": `)
@@ -181,7 +231,9 @@ func (j *jsonOut) typed(d int, typ string, v func()) {
 	j.raw(",")
 	j.nl(d + 1)
 	j.raw(`"value": `)
-	v()
+}
+
+func (j *jsonOut) typedTail(d int) {
 	j.nl(d)
 	j.raw("}")
 }
@@ -199,28 +251,36 @@ func (j *jsonOut) value(d int, a arg) {
 		}
 		j.tensor(d, v)
 	case aInt:
-		j.typed(d, "int", func() { j.int(int64(v)) })
+		j.typedHead(d, "int")
+		j.int(int64(v))
+		j.typedTail(d)
 	case aFloat:
-		j.typed(d, "float", func() { j.num(float64(v)) })
+		j.typedHead(d, "float")
+		j.num(float64(v))
+		j.typedTail(d)
 	case aBool:
-		j.typed(d, "bool", func() { j.bool(bool(v)) })
+		j.typedHead(d, "bool")
+		j.bool(bool(v))
+		j.typedTail(d)
 	case aStr:
-		j.typed(d, "str", func() { j.str(string(v)) })
+		j.typedHead(d, "str")
+		j.str(string(v))
+		j.typedTail(d)
 	case aDType:
-		j.typed(d, "torch.dtype", func() { j.str(string(v)) })
+		j.typedHead(d, "torch.dtype")
+		j.str(string(v))
+		j.typedTail(d)
 	case aRedOp:
-		j.typed(d, "torch.distributed.ReduceOp", func() { j.str(string(v)) })
+		j.typedHead(d, "torch.distributed.ReduceOp")
+		j.str(string(v))
+		j.typedTail(d)
 	case aSize:
-		j.typed(d, "torch.Size", func() { j.intList(d+1, v) })
+		j.typedHead(d, "torch.Size")
+		j.intList(d+1, v)
+		j.typedTail(d)
 	case aGroup:
 		j.group(d, v.g)
 	case aIntList:
-		l := make(aList, len(v))
-		for i, x := range v {
-			l[i] = aInt(x)
-		}
-		j.value(d, l)
-	case aList:
 		if len(v) == 0 {
 			j.raw("[]")
 			return
@@ -231,10 +291,14 @@ func (j *jsonOut) value(d int, a arg) {
 				j.raw(",")
 			}
 			j.nl(d + 1)
-			j.value(d+1, x)
+			j.typedHead(d+1, "int")
+			j.int(int64(x))
+			j.typedTail(d + 1)
 		}
 		j.nl(d)
 		j.raw("]")
+	case aList:
+		j.list(d, v)
 	default:
 		panic("synth: unknown argument type")
 	}
@@ -248,6 +312,7 @@ func (j *jsonOut) bool(b bool) {
 	}
 }
 
+// intList writes a list of ints; it does not flush (see indent).
 func (j *jsonOut) intList(d int, v []int) {
 	if len(v) == 0 {
 		j.raw("[]")
@@ -258,10 +323,10 @@ func (j *jsonOut) intList(d int, v []int) {
 		if i > 0 {
 			j.raw(",")
 		}
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.int(int64(x))
 	}
-	j.nl(d)
+	j.indent(d)
 	j.raw("]")
 }
 
@@ -284,89 +349,125 @@ func (j *jsonOut) group(d int, g *group) {
 	j.raw("}")
 }
 
-func (j *jsonOut) tensor(d int, t *tensor) {
+// stat writes one `"Key": value,` line of a tensor at depth d.
+func (j *jsonOut) stat(d int, key string, x float64) {
+	j.indent(d)
+	j.raw(key)
+	j.num(x)
+	j.b = append(j.b, ',')
+}
+
+func (j *jsonOut) tensor(d int, t *tensor) { j.cachedTensor(d, t) }
+
+// tensorText renders a tensor; it does not flush (see indent).
+func (j *jsonOut) tensorText(d int, t *tensor) {
 	j.raw("{")
-	j.nl(d + 1)
+	j.indent(d + 1)
 	j.raw(`"type": "torch.Tensor",`)
-	j.nl(d + 1)
+	j.indent(d + 1)
 	j.raw(`"dtype": "`)
 	j.raw(t.DT.String())
 	j.raw(`",`)
-	j.nl(d + 1)
+	j.indent(d + 1)
 	j.raw(`"shape": `)
 	j.intList(d+1, t.Shape)
 	j.raw(",")
 	switch {
 	case t.Empty:
 		for _, k := range [...]string{`"Max": null,`, `"Min": null,`, `"Mean": null,`, `"Norm": null,`} {
-			j.nl(d + 1)
+			j.indent(d + 1)
 			j.raw(k)
 		}
 	case t.DT == dtBool:
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Max": `)
 		j.bool(t.Max != 0)
 		j.raw(",")
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Min": `)
 		j.bool(t.Min != 0)
 		j.raw(",")
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Mean": null,`)
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Norm": null,`)
 	case t.DT == dtI64:
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Max": `)
 		j.int(int64(t.Max))
 		j.raw(",")
-		j.nl(d + 1)
+		j.indent(d + 1)
 		j.raw(`"Min": `)
 		j.int(int64(t.Min))
 		j.raw(",")
 		if len(t.Shape) == 0 {
-			j.nl(d + 1)
+			j.indent(d + 1)
 			j.raw(`"Mean": `)
 			j.int(int64(t.Max))
 			j.raw(",")
-			j.nl(d + 1)
+			j.indent(d + 1)
 			j.raw(`"Norm": `)
 			j.int(int64(math.Abs(t.Max)))
 			j.raw(",")
 		} else {
-			j.nl(d + 1)
+			j.indent(d + 1)
 			j.raw(`"Mean": null,`)
-			j.nl(d + 1)
+			j.indent(d + 1)
 			j.raw(`"Norm": null,`)
 		}
 	default:
 		mx, mn, mean, norm := t.stats()
-		j.nl(d + 1)
-		j.raw(`"Max": `)
-		j.num(mx)
-		j.raw(",")
-		j.nl(d + 1)
-		j.raw(`"Min": `)
-		j.num(mn)
-		j.raw(",")
-		j.nl(d + 1)
-		j.raw(`"Mean": `)
-		j.num(mean)
-		j.raw(",")
-		j.nl(d + 1)
-		j.raw(`"Norm": `)
-		j.num(norm)
-		j.raw(",")
+		j.stat(d+1, `"Max": `, mx)
+		j.stat(d+1, `"Min": `, mn)
+		j.stat(d+1, `"Mean": `, mean)
+		j.stat(d+1, `"Norm": `, norm)
 	}
-	j.nl(d + 1)
+	j.indent(d + 1)
 	j.raw(`"requires_grad": `)
 	j.bool(t.RG)
-	j.nl(d)
+	j.indent(d)
 	j.raw("}")
 }
 
 // list writes a JSON array of args at depth d.
-func (j *jsonOut) list(d int, l []arg) { j.value(d, aList(l)) }
+func (j *jsonOut) list(d int, l []arg) {
+	if len(l) == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i, x := range l {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.nl(d + 1)
+		j.value(d+1, x)
+	}
+	j.nl(d)
+	j.raw("]")
+}
+
+// tensors writes a JSON array of tensors (nil is null) at depth d.
+func (j *jsonOut) tensors(d int, ts []*tensor) {
+	if len(ts) == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i, t := range ts {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.nl(d + 1)
+		if t == nil {
+			j.raw("null")
+		} else {
+			j.tensor(d+1, t)
+		}
+	}
+	j.nl(d)
+	j.raw("]")
+}
 
 // object writes {"k": v, ...} at depth d.
 func (j *jsonOut) object(d int, kvs []kv) {
@@ -406,8 +507,8 @@ type dumpFile struct {
 	entries int
 }
 
-func newDumpFile(path string, level string, f *Format) (*dumpFile, error) {
-	j, err := newJSONOut(path, f)
+func newDumpFile(path string, level string, f *Format, o *outSizes) (*dumpFile, error) {
+	j, err := newJSONOut(path, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -472,8 +573,8 @@ func (df *dumpFile) forward(name string, in []arg, kw []kv, out []arg, params []
 func (df *dumpFile) backward(name string, in, out []*tensor) {
 	j := df.j
 	df.begin(name)
-	df.field(true, "input", func(d int) { j.list(d, tensorArgs(in)) })
-	df.field(false, "output", func(d int) { j.list(d, tensorArgs(out)) })
+	df.field(true, "input", func(d int) { j.tensors(d, in) })
+	df.field(false, "output", func(d int) { j.tensors(d, out) })
 	df.end()
 }
 
@@ -481,7 +582,13 @@ func (df *dumpFile) paramsGrad(name string, grads []kv) {
 	j := df.j
 	df.begin(name)
 	for i, p := range grads {
-		df.field(i == 0, p.k, func(d int) { j.list(d, []arg{p.v}) })
+		df.field(i == 0, p.k, func(d int) {
+			j.raw("[")
+			j.nl(d + 1)
+			j.value(d+1, p.v)
+			j.nl(d)
+			j.raw("]")
+		})
 	}
 	df.end()
 }

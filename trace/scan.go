@@ -99,7 +99,7 @@ type scanner struct {
 }
 
 func newScanner(rules []Rule, prog *progress) *scanner {
-	return &scanner{rules: newRuleSet(rules), prog: prog, pf: dump.NewPrefilter(0, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
+	return &scanner{rules: newRuleSet(rules), prog: prog, pf: dump.NewPrefilter(window, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
 }
 
 // parseAhead: a skipped call whose start lies this close before a hit is
@@ -372,10 +372,14 @@ func (s *rankScan) collOf(ev *event) *collEvent {
 	return nil
 }
 
-// windowFor sizes the read window: the whole file when it is small (a 1 MiB
-// window cleared for a 100 kB file costs more than reading it), 1 MiB
-// otherwise.
+// windowFor sizes the parser's read window: the whole file when it is small
+// (a large window cleared for a 100 kB file costs more than reading it).
 func windowFor(size int64) int {
-	const lo, hi = 16 << 10, 1 << 20
-	return int(min(max(size+1, lo), hi))
+	const lo = 16 << 10
+	return int(min(max(size+1, lo), window))
 }
+
+// window is the read buffer of each worker's byte search and parser: large
+// enough that reads cost nothing next to the work on the bytes, small
+// enough that a worker per core stays within a few MB.
+const window = 256 << 10

@@ -1,0 +1,92 @@
+package synth
+
+import "math"
+
+// runStep executes one training step of one rank: Spec.MicroBatches
+// forward and backward passes whose parameter gradients accumulate, then
+// the gradient synchronisation, the loss logging, clipping and the update.
+func (r *rk) runStep() {
+	s := r.w.spec
+	mp := r.st.model
+	for _, p := range mp.params {
+		p.t.RG = p.from <= r.step
+	}
+	var grads map[*param]*tensor
+	var logged *tensor
+	for mb := 0; mb < s.MicroBatches; mb++ {
+		r.mb = mb
+		if mb > 0 {
+			// the previous pass's graph is freed once its backward ran
+			clear(r.tape)
+			r.tape = r.tape[:0]
+		}
+		gs, loss := r.microBatch()
+		if r.w.dry && r.df != nil {
+			r.st.passEnds = append(r.st.passEnds, r.df.j.offset())
+		}
+		if mb == 0 {
+			grads = gs.p
+		} else {
+			r.accumulateGrads(grads, gs.p)
+		}
+		// the logged loss stands for the mean over the micro-batches: the
+		// first non-finite one if any, else the last
+		if loss != nil && (logged == nil || !logged.tainted()) {
+			logged = loss
+		}
+	}
+	gs := &gradSet{p: grads}
+	r.gradSync(gs)
+	if s.LossLog && mp.last {
+		r.lossLog(logged, r.st.lay.dp)
+	}
+	if s.ClipGrad {
+		r.clipGrad(gs)
+	}
+	r.optimizer(gs)
+}
+
+// accumulateGrads adds the parameter gradients of one more micro-batch into
+// acc, in parameter order. The accumulation (param.grad += grad inside
+// autograd) is not hooked by msprobe; a sum that overflows is recorded as
+// an unhooked event.
+func (r *rk) accumulateGrads(acc, add map[*param]*tensor) {
+	for _, p := range r.st.model.params {
+		g := add[p]
+		if g == nil {
+			continue
+		}
+		old := acc[p]
+		if old == nil {
+			acc[p] = g
+			continue
+		}
+		sum := accumulateMicro(old, g)
+		r.hiddenEvent("grad_accumulation", []*tensor{old, g}, []*tensor{sum})
+		acc[p] = sum
+	}
+}
+
+// accumulateMicro is the sum of two micro-batches' gradients of one
+// parameter: means add, independent spreads add in quadrature, a spike at
+// a fixed element survives, an element that is zero in both stays zero.
+func accumulateMicro(a, b *tensor) *tensor {
+	o := &tensor{Shape: a.Shape, DT: a.DT}
+	o.Mean = a.Mean + b.Mean
+	o.Std = math.Hypot(a.Std, b.Std)
+	o.Max = o.Mean + math.Hypot(a.Max-a.Mean, b.Max-b.Mean)
+	o.Min = o.Mean - math.Hypot(a.Mean-a.Min, b.Mean-b.Min)
+	o.Norm = math.Hypot(a.Norm, b.Norm)
+	if a.Spike || b.Spike {
+		o.Max = math.Max(o.Max, math.Max(a.Max, b.Max))
+		o.Spike = true
+	}
+	if o.numel() <= 1 {
+		o.Max, o.Min, o.Norm = o.Mean, o.Mean, math.Abs(o.Mean)
+	}
+	flagsAdd(o, a, b, false)
+	o.Zero = a.Zero && b.Zero
+	o.ZeroRow = a.ZeroRow && b.ZeroRow
+	o.RG = a.RG
+	return settle(o, a, b)
+}
