@@ -30,6 +30,13 @@ const (
 	entrySuffix = `}}`
 )
 
+// Parse parses an entry from its bytes (as Reader.Raw returns them),
+// which start at the given offset of the file.
+func (x *EntryAt) Parse(raw []byte, offset int64) (*Entry, error) {
+	x.buf = append(append(append(x.buf[:0], entryPrefix...), raw...), entrySuffix...)
+	return x.parse(offset)
+}
+
 // Read parses the entry in [offset, end) of ra. The entry is valid until the
 // next call; its Offset and End are those of the file, its Index 0.
 func (x *EntryAt) Read(ra io.ReaderAt, offset, end int64) (*Entry, error) {
@@ -47,6 +54,10 @@ func (x *EntryAt) Read(ra io.ReaderAt, offset, end int64) (*Entry, error) {
 		return nil, fmt.Errorf("read entry at offset %d: %w", offset, err)
 	}
 	copy(x.buf[len(entryPrefix)+n:], entrySuffix)
+	return x.parse(offset)
+}
+
+func (x *EntryAt) parse(offset int64) (*Entry, error) {
 	x.br.Reset(x.buf)
 	if x.r == nil {
 		x.r = NewReader(&x.br, x.opt)

@@ -23,6 +23,9 @@ type Hits struct {
 	// document written on one line. (A cleared file is not parsed, so other
 	// damage to it goes unseen.)
 	Whole bool
+	// FirstSevere is the offset of the first hit that may be NaN or +Inf
+	// (not only -inf, which attention masks write on purpose); -1 if none.
+	FirstSevere int64
 	// Tensors and Stats count the "dtype" and "Max" keys: a file whose
 	// tensors carry no statistics (summary_mode xor) says nothing about
 	// NaN, and must be parsed to say so.
@@ -97,6 +100,7 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Offsets = p.hits.Offsets[:0]
 	p.hits.Saturated, p.hits.Whole = false, false
 	p.hits.Tensors, p.hits.Stats = 0, 0
+	p.hits.FirstSevere = -1
 	p.base, p.carry, p.first = 0, 0, 0
 	p.tail = p.tail[:0]
 	for {
@@ -191,50 +195,50 @@ func (p *Prefilter) candidate(b []byte, k int, off int64) {
 	switch {
 	case c == 'N':
 		if bytes.HasPrefix(b[k:], []byte("NaN")) {
-			p.hit(off + int64(k))
+			p.hit(off+int64(k), false)
 			return
 		}
 	case c == 'I':
 		if bytes.HasPrefix(b[k:], []byte("Infinity")) {
-			p.hit(off + int64(k))
+			p.hit(off+int64(k), k > 0 && b[k-1] == '-')
 			return
 		}
 	case c == '\\':
 		if k+1 < len(b) && b[k+1] == 'u' {
-			p.hit(off + int64(k))
+			p.hit(off+int64(k), false)
 		}
 		return
 	case c|0x20 == 'e':
 		if q, ok := bigExponentAt(b, k); ok {
-			p.hit(off + int64(q))
+			p.hit(off+int64(q), b[q] == '-')
 		}
 		return
 	}
 	if c |= 0x20; (c == 'n' || c == 'f' || c == 'y') && k+1 < len(b) && b[k+1] == '"' {
-		if q, ok := spellingAt(b, k); ok {
-			p.hit(off + int64(q))
+		if q, neg, ok := spellingAt(b, k); ok {
+			p.hit(off+int64(q), neg)
 		}
 	}
 }
 
 // spellingAt reports whether the string closing at b[end+1] spells a
-// non-finite value (or is the is_nan key of nan_check dumps), and where its
-// opening quote is.
-func spellingAt(b []byte, end int) (int, bool) {
+// non-finite value (or is the is_nan key of nan_check dumps), where its
+// opening quote is, and whether it is -inf.
+func spellingAt(b []byte, end int) (int, bool, bool) {
 	stop := end + 1 // the closing quote
 	q := bytes.LastIndexByte(b[max(0, stop-10):stop], '"')
 	if q < 0 {
-		return 0, false
+		return 0, false, false
 	}
 	q += max(0, stop-10)
 	s := b[q+1 : stop]
 	if len(s) < 3 || len(s) > 9 || (q > 0 && b[q-1] == '\\') {
-		return 0, false
+		return 0, false, false
 	}
 	if st := stringStat(s); st.Class != 0 || string(s) == "is_nan" {
-		return q, true
+		return q, st.Class == NegInf, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // bigExponentAt reports whether b[i] ('e' or 'E') is the exponent mark of a
@@ -276,12 +280,13 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
-func (p *Prefilter) hit(off int64) {
+// hit records a suspect token at off; neg says it can only be -inf.
+func (p *Prefilter) hit(off int64, neg bool) {
+	if !neg && (p.hits.FirstSevere < 0 || off < p.hits.FirstSevere) {
+		p.hits.FirstSevere = off
+	}
 	if n := len(p.hits.Offsets); n > 0 && p.hits.Offsets[n-1] >= off {
-		if p.hits.Offsets[n-1] == off {
-			return
-		}
-		// an exponent's number starts before a candidate already kept
+		// the candidates of one window are found byte by byte, in turn
 		i, found := slices.BinarySearch(p.hits.Offsets, off)
 		if found {
 			return

@@ -130,3 +130,23 @@ func FuzzPrefilter(f *testing.F) {
 		checkPrefilter(t, data, 5)
 	})
 }
+
+func TestPrefilterFirstSevere(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want int64 // -1: only -inf
+	}{
+		{`{"a": [{"Max": 1.0, "Min": -Infinity}, {"Min": "-inf"}, {"Min": -1e300}]}`, -1},
+		{`{"a": [{"Max": 1.0, "Min": -Infinity}, {"Max": Infinity}]}`, 47},
+		{`{"a": [{"Max": NaN, "Min": -Infinity}]}`, 15},
+		{`{"a": [{"Max": "INF", "Min": -Infinity}]}`, 15},
+	} {
+		h, err := NewPrefilter(0, 0).Scan(strings.NewReader(tt.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.FirstSevere != tt.want {
+			t.Errorf("FirstSevere = %d, want %d for %s", h.FirstSevere, tt.want, tt.doc)
+		}
+	}
+}

@@ -104,6 +104,11 @@ func (r *Reader) Entry() *Entry { return &r.e }
 // a *FormatError.
 func (r *Reader) Err() error { return r.err }
 
+// Raw returns the bytes of the entry just read (from its name to the end of
+// its value) when the read window still holds them, else nil. They are
+// valid until the next call to Next.
+func (r *Reader) Raw() []byte { return r.lx.Buffered(r.e.Offset) }
+
 // Offset is the number of bytes consumed so far.
 func (r *Reader) Offset() int64 { return r.lx.InputOffset() }
 

@@ -359,6 +359,19 @@ func TestSelectAndEntryAt(t *testing.T) {
 			t.Fatalf("entry %d read again differs", i)
 		}
 	}
+	// The same from the reader's window, without reading the file again.
+	raw := NewReader(bytes.NewReader(data), ReaderOptions{Select: func(string, int64) bool { return false }})
+	at2 := NewEntryAt(ReaderOptions{Details: true})
+	for i := 0; raw.Next(); i++ {
+		b := raw.Raw()
+		if b == nil {
+			t.Fatalf("entry %d not in the window", i)
+		}
+		e, err := at2.Parse(b, raw.Entry().Offset)
+		if err != nil || !reflect.DeepEqual(fromReader(e, true), full[i]) {
+			t.Fatalf("entry %d parsed from the window differs: %v", i, err)
+		}
+	}
 	if _, err := at.Read(f, 5, 3); err == nil {
 		t.Error("a reversed range was accepted")
 	}

@@ -104,7 +104,7 @@ func newScanner(rules []Rule, prog *progress) *scanner {
 
 // parseAhead: a skipped call whose start lies this close before a hit is
 // parsed right away rather than read again afterwards.
-const parseAhead = 64 << 10
+const parseAhead = 4 << 10
 
 // scanRank reads one rank's dump.json.
 func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
@@ -143,14 +143,27 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	// of the file matters only for its collectives (to pair them across
 	// ranks) and its names (the stage): other calls are skipped.
 	settled := false
+	// In a file whose only suspects are -inf (attention masks), forward
+	// calls before the first backward call cannot be an anomaly: -inf there
+	// is a mask flowing on, and a -inf birth matters only when a NaN or
+	// +inf follows, which would be a suspect too.
+	masksOnly := hits != nil && hits.FirstSevere < 0
+	maskSkip := false // the last call was skipped by that rule
 	if hits != nil {
 		next := 0 // the first hit not behind us
 		opt.Select = func(name string, off int64) bool {
+			maskSkip = false
 			if isCollective(name) {
 				return true
 			}
 			if settled {
 				return false
+			}
+			if masksOnly && !s.seenBwd {
+				if n := dump.ParseName(name); n.Dir == dump.Forward && !n.Module {
+					maskSkip = true
+					return false
+				}
 			}
 			for next < len(hits.Offsets) && hits.Offsets[next] < off {
 				next++
@@ -177,11 +190,18 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			if settled {
 				continue
 			}
-			if !hits.Within(e.Offset, e.End) {
-				prevClean, prevName = e.Index, e.Name // clean: nothing non-finite in its bytes
+			if maskSkip || !hits.Within(e.Offset, e.End) {
+				prevClean, prevName = e.Index, e.Name // nothing non-finite in its bytes, or a mask
 				continue
 			}
-			full, err := sc.at.Read(f, e.Offset, e.End)
+			// A suspect in a call skipped by the guess above: parse it from
+			// the read window, or read it again.
+			var full *dump.Entry
+			if raw := rd2.Raw(); raw != nil {
+				full, err = sc.at.Parse(raw, e.Offset)
+			} else {
+				full, err = sc.at.Read(f, e.Offset, e.End)
+			}
 			if err != nil {
 				s.openErr = err
 				return s

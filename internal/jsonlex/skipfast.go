@@ -147,3 +147,13 @@ func nextQuote(buf []byte, pos int) int {
 	}
 	return len(buf)
 }
+
+// Buffered returns the input bytes from stream offset from up to the end of
+// the last token consumed, when the read window still holds all of them;
+// nil otherwise. The bytes are valid until the next call on the Lexer.
+func (l *Lexer) Buffered(from int64) []byte {
+	if from < l.base || l.end < from || l.end > l.base+int64(len(l.buf)) {
+		return nil
+	}
+	return l.buf[from-l.base : l.end-l.base]
+}
