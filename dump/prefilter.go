@@ -50,7 +50,8 @@ func (h *Hits) Within(from, to int64) bool {
 // Prefilter searches dump.json bytes, several bytes at a time, for anything
 // the Reader could read as a non-finite value:
 //
-//   - the bare tokens NaN and Infinity (and so -Infinity), anywhere;
+//   - the bare tokens NaN and Infinity (and so -Infinity), anywhere but as
+//     the Mean or Norm of a tensor (see meanOrNormOfTensor);
 //   - strings that spell nan, inf or infinity in any case with an optional
 //     sign, strings with \u escapes (which could spell them), and the
 //     "is_nan" flag of nan_check dumps;
@@ -191,40 +192,86 @@ var anchors = []byte{'N', 'I', '\\', 'e', 'E', 'n', 'f', 'F', 'y', 'Y'}
 
 // candidate judges the byte at b[k], which may start something non-finite.
 func (p *Prefilter) candidate(b []byte, k int, off int64) {
-	c := b[k]
-	switch {
+	q, neg, ok := suspectAt(b, k)
+	if ok && !meanOrNormOfTensor(b, q) {
+		p.hit(off+int64(q), neg)
+	}
+}
+
+// suspectAt reports whether b[k] starts (or, before a quote, ends)
+// something the Reader may read as non-finite, where it starts, and whether
+// it can only be -inf.
+func suspectAt(b []byte, k int) (start int, neg, ok bool) {
+	switch c := b[k]; {
 	case c == 'N':
 		if bytes.HasPrefix(b[k:], []byte("NaN")) {
-			p.hit(off+int64(k), false)
-			return
+			return k, false, true
 		}
 	case c == 'I':
 		if bytes.HasPrefix(b[k:], []byte("Infinity")) {
-			p.hit(off+int64(k), k > 0 && b[k-1] == '-')
-			return
+			return k, k > 0 && b[k-1] == '-', true
 		}
+		return 0, false, false
 	case c == '\\':
-		if k+1 < len(b) && b[k+1] == 'u' {
-			p.hit(off+int64(k), false)
-		}
-		return
+		return k, false, k+1 < len(b) && b[k+1] == 'u'
 	case c|0x20 == 'e':
 		if q, ok := bigExponentAt(b, k); ok {
-			p.hit(off+int64(q), b[q] == '-')
+			return q, b[q] == '-', true
 		}
-		return
+		return 0, false, false
 	}
-	if c |= 0x20; (c == 'n' || c == 'f' || c == 'y') && k+1 < len(b) && b[k+1] == '"' {
-		if q, neg, ok := spellingAt(b, k); ok {
-			p.hit(off+int64(q), neg)
+	if c := b[k] | 0x20; (c == 'n' || c == 'f' || c == 'y') && k+1 < len(b) && b[k+1] == '"' {
+		return spellingAt(b, k)
+	}
+	return 0, false, false
+}
+
+// meanOrNormOfTensor reports whether the value starting near b[k] is the
+// Mean or Norm of a tensor: the value of a "Mean" or "Norm" member of an
+// object that has a "Max" member before it. NaN and Inf are decided from Max
+// and Min only (msprobe computes Mean and Norm in the tensor's dtype, so a
+// finite float16 tensor often has an infinite norm), so these values are
+// not suspects.
+func meanOrNormOfTensor(b []byte, k int) bool {
+	// back from the value (a sign or digits may precede the anchor) to ':'
+	j := k - 1
+	for j >= 0 && (isDigit(b[j]) || b[j] == '-' || b[j] == '+' || b[j] == '.') {
+		j--
+	}
+	for j >= 0 && isSpaceByte(b[j]) {
+		j--
+	}
+	if j < 6 || b[j] != ':' {
+		return false
+	}
+	j--
+	for j >= 0 && isSpaceByte(b[j]) {
+		j--
+	}
+	if j < 5 || b[j] != '"' {
+		return false
+	}
+	if key := string(b[j-5 : j+1]); key != `"Mean"` && key != `"Norm"` {
+		return false
+	}
+	// a "Max" member earlier in the same object
+	for i := j - 6; i >= 0 && i > j-400; i-- {
+		switch b[i] {
+		case '{', '}':
+			return false
+		case '"':
+			if i >= 4 && string(b[i-4:i+1]) == `"Max"` {
+				return true
+			}
 		}
 	}
+	return false
 }
 
 // spellingAt reports whether the string closing at b[end+1] spells a
 // non-finite value (or is the is_nan key of nan_check dumps), where its
 // opening quote is, and whether it is -inf.
-func spellingAt(b []byte, end int) (int, bool, bool) {
+func spellingAt(b []byte, end int) (start int, neg, ok bool) {
 	stop := end + 1 // the closing quote
 	q := bytes.LastIndexByte(b[max(0, stop-10):stop], '"')
 	if q < 0 {
@@ -236,7 +283,7 @@ func spellingAt(b []byte, end int) (int, bool, bool) {
 		return 0, false, false
 	}
 	if st := stringStat(s); st.Class != 0 || string(s) == "is_nan" {
-		return q, st.Class == NegInf, true
+		return q, st.Class == NegInf, true // q: the Mean/Norm check starts at the quote
 	}
 	return 0, false, false
 }
