@@ -23,6 +23,15 @@ type Hits struct {
 	// document written on one line. (A cleared file is not parsed, so other
 	// damage to it goes unseen.)
 	Whole bool
+	// Located: the document is indented (json.dump(indent=N)), and each hit
+	// was placed in its entry. Then Forward says whether every hit lies in
+	// a forward API call (not a module, not a collective), and LastEntry is
+	// the offset of the last entry holding a hit.
+	Located   bool
+	Forward   bool
+	LastEntry int64
+	// Indent is the document's indentation, when Located.
+	Indent int
 	// FirstSevere is the offset of the first hit that may be NaN or +Inf
 	// (not only -inf, which attention masks write on purpose); -1 if none.
 	FirstSevere int64
@@ -70,6 +79,15 @@ type Prefilter struct {
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
 	tail  []byte
+
+	entryLine []byte // "\n" + 2*indent spaces + '"': the start of an entry's line
+	prevEntry entryMark
+}
+
+// entryMark is the start of an entry and what kind of call it is.
+type entryMark struct {
+	offset  int64 // of the quote before its name; -1 for none
+	forward bool  // a forward API call
 }
 
 // carryLen is how much of a window is kept in front of the next one. A
@@ -102,6 +120,9 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Saturated, p.hits.Whole = false, false
 	p.hits.Tensors, p.hits.Stats = 0, 0
 	p.hits.FirstSevere = -1
+	p.hits.Located, p.hits.Forward, p.hits.LastEntry, p.hits.Indent = false, true, -1, 0
+	p.entryLine = p.entryLine[:0]
+	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
 	p.tail = p.tail[:0]
 	for {
@@ -109,8 +130,12 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 		final := err == io.EOF || err == io.ErrUnexpectedEOF
 		if n > 0 {
 			b := p.buf[:p.carry+n]
+			if p.base == 0 {
+				p.detectIndent(b)
+			}
 			p.stats(b, p.carry)
 			p.window(b, p.carry, final)
+			p.markLastEntry(b, len(b)-contextLen, final)
 			p.base += int64(n)
 			if p.hits.Saturated {
 				return &p.hits, nil
@@ -126,6 +151,7 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 		}
 		if final {
 			p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
+			p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
 			return &p.hits, nil
 		}
 		if err != nil {
@@ -193,9 +219,70 @@ var anchors = []byte{'N', 'I', '\\', 'e', 'E', 'n', 'f', 'F', 'y', 'Y'}
 // candidate judges the byte at b[k], which may start something non-finite.
 func (p *Prefilter) candidate(b []byte, k int, off int64) {
 	q, neg, ok := suspectAt(b, k)
-	if ok && !meanOrNormOfTensor(b, q) {
-		p.hit(off+int64(q), neg)
+	if !ok || meanOrNormOfTensor(b, q) {
+		return
 	}
+	p.hit(off+int64(q), neg)
+	if len(p.entryLine) > 0 {
+		e := p.entryBefore(b, q, off)
+		p.hits.Located = true
+		if e.offset < 0 || !e.forward {
+			p.hits.Forward = false
+		}
+		p.hits.LastEntry = max(p.hits.LastEntry, e.offset)
+	}
+}
+
+// detectIndent reads the indentation of json.dump(indent=N) from the
+// document's first member line, to know how an entry's line starts.
+func (p *Prefilter) detectIndent(b []byte) {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) < 3 || t[0] != '{' || t[1] != '\n' {
+		return
+	}
+	n := 0
+	for n+2 < len(t) && t[2+n] == ' ' {
+		n++
+	}
+	if n == 0 || n > 16 || t[2+n] != '"' {
+		return
+	}
+	p.hits.Indent = n
+	p.entryLine = append(append(p.entryLine[:0], '\n'), bytes.Repeat([]byte{' '}, 2*n)...)
+	p.entryLine = append(p.entryLine, '"')
+}
+
+// entryBefore finds the entry whose line starts last before b[k]: in the
+// window, or remembered from an earlier one.
+func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
+	i := bytes.LastIndex(b[:k], p.entryLine)
+	if i < 0 {
+		return p.prevEntry
+	}
+	return p.entryMarkAt(b, i, off)
+}
+
+// markLastEntry remembers the last entry line before b[end] for hits in
+// later windows.
+func (p *Prefilter) markLastEntry(b []byte, end int, final bool) {
+	if len(p.entryLine) == 0 || final {
+		return
+	}
+	end = max(0, min(end, len(b)))
+	if i := bytes.LastIndex(b[:end], p.entryLine); i >= 0 {
+		p.prevEntry = p.entryMarkAt(b, i, p.base-int64(p.carry))
+	}
+}
+
+// entryMarkAt reads the entry whose line starts at b[i] (its '\n').
+func (p *Prefilter) entryMarkAt(b []byte, i int, off int64) entryMark {
+	q := i + len(p.entryLine) - 1 // the opening quote
+	end := bytes.IndexByte(b[q+1:], '"')
+	if end < 0 || bytes.IndexByte(b[q+1:q+1+end], '\\') >= 0 {
+		return entryMark{offset: off + int64(q)} // a name cut by the window, or with escapes: not known
+	}
+	n := ParseName(string(b[q+1 : q+1+end]))
+	return entryMark{offset: off + int64(q), forward: n.Dir == Forward && !n.Module && !n.IsDistributed()}
 }
 
 // suspectAt reports whether b[k] starts (or, before a quote, ends)

@@ -62,7 +62,7 @@ func TestPrefilterSpellings(t *testing.T) {
 	}{
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.5, "Min": -2e-05, "Mean": 1e+30, "Norm": 3.4028234663852886e+38}]}}}`, true},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 60000.0, "Min": -2.5, "Mean": 12.5, "Norm": Infinity}]}}}`, true}, // float16 norm
-		{`{"data": {"a.b.0.forward": {"output": [{"Norm": Infinity, "Max": 1.0, "Min": 0}]}}}`, false},                      // no Max before it
+		{`{"data": {"a.b.0.forward": {"output": [{"Norm": Infinity, "Max": 1.0, "Min": 0}]}}}`, false},                     // no Max before it
 		{`{"data": {"Torch.isnan.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.bool", "Max": true, "Min": false}]}, "Tensor.nan_to_num.0.forward": {}, "Torch.isinf.1.forward": {}}}`, true},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": NaN, "Min": NaN}]}}}`, false},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": Infinity, "Min": -Infinity}]}}}`, false},
@@ -151,6 +151,60 @@ func TestPrefilterFirstSevere(t *testing.T) {
 		}
 		if h.FirstSevere != tt.want {
 			t.Errorf("FirstSevere = %d, want %d for %s", h.FirstSevere, tt.want, tt.doc)
+		}
+	}
+}
+
+func TestPrefilterLocatesEntries(t *testing.T) {
+	for _, f := range dumpFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{4096, 0} {
+			h, err := NewPrefilter(w, 1<<16).Scan(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h.Located || len(h.Offsets) == 0 {
+				continue
+			}
+			// Against the reader: Forward and LastEntry as the entries say.
+			r := NewReader(bytes.NewReader(data), ReaderOptions{})
+			forward, last := true, int64(-1)
+			for r.Next() {
+				e := r.Entry()
+				if h.Within(e.Offset, e.End) {
+					n := ParseName(e.Name)
+					forward = forward && n.Dir == Forward && !n.Module && !n.IsDistributed()
+					last = e.Offset
+				}
+			}
+			if h.Saturated {
+				continue
+			}
+			if h.Forward != forward || h.LastEntry != last {
+				t.Errorf("%s (window %d): Forward %v LastEntry %d; the reader says %v %d", f, w, h.Forward, h.LastEntry, forward, last)
+			}
+		}
+		// The last backward entry, read from the end, is the reader's.
+		h, _ := NewPrefilter(0, 0).Scan(bytes.NewReader(data))
+		if h.Indent == 0 {
+			continue
+		}
+		want := int64(-1)
+		r := NewReader(bytes.NewReader(data), ReaderOptions{})
+		for r.Next() {
+			if d := ParseName(r.Entry().Name).Dir; d == Backward || d == ParamGrad {
+				want = r.Entry().Offset
+			}
+		}
+		got, err := LastEntry(bytes.NewReader(data), int64(len(data)), h.Indent, func(name string) bool {
+			d := ParseName(name).Dir
+			return d == Backward || d == ParamGrad
+		})
+		if err != nil || got != want {
+			t.Errorf("%s: LastEntry = %d, %v; want %d", f, got, err, want)
 		}
 	}
 }

@@ -73,3 +73,25 @@ func TestProgressReports(t *testing.T) {
 		t.Errorf("%d reports, last %+v", n, last)
 	}
 }
+
+// A run whose only non-finite values are attention masks is cleared by the
+// byte search alone, file by file, and holds no anomaly.
+func TestMasksOnlyFilesAreCleared(t *testing.T) {
+	var spec synth.Spec
+	for _, s := range synth.Scenarios() {
+		if s.Name == "legit-masks" {
+			spec = s.Spec
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Run(context.Background(), Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Anomaly || v.Scanned.Cleared != v.Scanned.Files || v.Scanned.Files == 0 {
+		t.Errorf("anomaly %v, %d of %d files cleared", v.Anomaly, v.Scanned.Cleared, v.Scanned.Files)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -36,31 +37,32 @@ const (
 
 // rankScan is what one dump.json says, reduced to what the analysis needs.
 type rankScan struct {
-	dir        dump.RankDir
-	header     dump.Header
-	entries    int
-	bytes      int64
-	openErr    error
-	damage     *dump.FormatError
-	lastBwd    int
-	seenBwd    bool
-	events     []event
-	colls      []collEvent
-	collCount  int
-	suppressed []suppression
-	supIndex   map[suppressKey]int
-	tensors    int
-	stats      int // tensors with Max/Min
-	statless   int // calls whose tensors had no Max/Min
-	flagged    int // nan_check: calls with the overflow flag
-	nanCheck   bool
-	severeKept int
-	negKept    int
-	local      *local // the rank's role, once finished
-	cleared    bool   // the byte search found nothing to parse
-	stopped    bool   // scanUntilSevere met an anomaly and stopped
-	collsFull  bool   // more non-finite collectives than maxCollEvents
-	severeSeen bool   // a call that is certainly an anomaly was met
+	dir          dump.RankDir
+	header       dump.Header
+	entries      int
+	bytes        int64
+	openErr      error
+	damage       *dump.FormatError
+	lastBwd      int
+	seenBwd      bool
+	events       []event
+	colls        []collEvent
+	collCount    int
+	suppressed   []suppression
+	supIndex     map[suppressKey]int
+	tensors      int
+	stats        int // tensors with Max/Min
+	statless     int // calls whose tensors had no Max/Min
+	flagged      int // nan_check: calls with the overflow flag
+	nanCheck     bool
+	severeKept   int
+	negKept      int
+	local        *local // the rank's role, once finished
+	cleared      bool   // the byte search found nothing to parse
+	stopped      bool   // scanUntilSevere met an anomaly and stopped
+	collsFull    bool   // more non-finite collectives than maxCollEvents
+	severeSeen   bool   // a call that is certainly an anomaly was met
+	deferredLost bool   // more deferred -inf calls than maxDeferred
 }
 
 type suppressKey struct {
@@ -87,6 +89,8 @@ const (
 	// scanUntilSevere: parse from the start and stop at the first call
 	// that is certainly an anomaly (to see whether an anomaly lasts).
 	scanUntilSevere
+	// scanWhole: parse every call.
+	scanWhole
 )
 
 // scanner is what a worker reuses from file to file.
@@ -127,7 +131,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.openErr = err
 			return s
 		}
-		if hits.Clear() {
+		if hits.Clear() || sc.onlyMasks(f, s.bytes, hits) {
 			s.cleared = true
 			return s
 		}
@@ -147,7 +151,12 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	// calls before the first backward call cannot be an anomaly: -inf there
 	// is a mask flowing on, and a -inf birth matters only when a NaN or
 	// +inf follows, which would be a suspect too.
-	masksOnly := hits != nil && hits.FirstSevere < 0
+	// The same holds before the first suspect that may be NaN or +inf,
+	// unless the anomaly grows out of a -inf (then the file is read again
+	// whole, see below).
+	maskRegion := func(off int64) bool {
+		return hits != nil && (hits.FirstSevere < 0 || off < hits.FirstSevere)
+	}
 	maskSkip := false // the last call was skipped by that rule
 	if hits != nil {
 		next := 0 // the first hit not behind us
@@ -159,7 +168,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			if settled {
 				return false
 			}
-			if masksOnly && !s.seenBwd {
+			if maskRegion(off) {
 				if n := dump.ParseName(name); n.Dir == dump.Forward && !n.Module {
 					maskSkip = true
 					return false
@@ -174,6 +183,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			return hits.Saturated
 		}
 	}
+	var deferred []span
 	rd2 := dump.NewReader(src, opt)
 	seen := map[string]int{}
 	prevClean, prevName := -1, ""
@@ -189,6 +199,18 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		if e.Skipped {
 			if settled {
 				continue
+			}
+			if maskSkip && hits.FirstSevere >= e.Offset && hits.FirstSevere < e.End {
+				maskSkip = false // it holds the first suspect NaN or +inf: parse it
+			}
+			if maskSkip && s.seenBwd && hits.Within(e.Offset, e.End) {
+				// after a backward call, a forward call may belong to the
+				// update, where -inf is an anomaly: decided at the end
+				if len(deferred) < maxDeferred {
+					deferred = append(deferred, span{e.Index, e.Offset, e.End})
+				} else {
+					s.deferredLost = true
+				}
 			}
 			if maskSkip || !hits.Within(e.Offset, e.End) {
 				prevClean, prevName = e.Index, e.Name // nothing non-finite in its bytes, or a mask
@@ -298,7 +320,75 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	if s.header.Task == "nan_check" {
 		s.nanCheck = true
 	}
+	sc.decideDeferred(s, f, deferred)
+	if mode == scanAll && hits != nil && s.growsFromNegInf() {
+		return sc.scanRank(ctx, rd, scanWhole)
+	}
 	return s
+}
+
+// growsFromNegInf reports whether the rank's first anomaly holds no
+// non-finite input but -inf: it may have grown from a -inf that an earlier
+// forward call made, which the mask rule skipped.
+func (s *rankScan) growsFromNegInf() bool {
+	for i := range s.events {
+		if ev := &s.events[i]; s.isSevere(ev) {
+			return ev.collIdx < 0 && ev.in == dump.NegInf
+		}
+	}
+	return false
+}
+
+// span is the place of one call in a file.
+type span struct {
+	index       int
+	offset, end int64
+}
+
+// maxDeferred bounds the forward calls with -inf kept for a second look.
+const maxDeferred = 4096
+
+// decideDeferred parses the skipped forward calls with -inf that turn out to
+// come after the last backward call, in the update: -inf is an anomaly there.
+func (sc *scanner) decideDeferred(s *rankScan, f *os.File, deferred []span) {
+	added := false
+	for _, d := range deferred {
+		if d.index <= s.lastBwd {
+			continue
+		}
+		e, err := sc.at.Read(f, d.offset, d.end)
+		if err != nil {
+			s.openErr = err
+			return
+		}
+		e.Index = d.index
+		n := dump.ParseName(e.Name)
+		ev := event{index: d.index, dir: n.Dir, collIdx: -1, prevClean: -1, legitNeg: -1, name: e.Name, offset: d.offset, end: d.end}
+		ev.facts = classify(e, n, sc.rules)
+		ev.suppress = nil
+		if s.keepEvent(&ev, n) {
+			s.events = append(s.events, ev)
+			added = true
+		}
+	}
+	if added {
+		slices.SortStableFunc(s.events, func(a, b event) int { return a.index - b.index })
+	}
+}
+
+// onlyMasks reports whether a file's suspects are all -inf in forward API
+// calls before its last backward call: masks flowing on, never an anomaly
+// (a -inf born there matters only when a NaN or +inf follows, which would
+// be a suspect too). Such a file needs no parsing either.
+func (sc *scanner) onlyMasks(f *os.File, size int64, h *dump.Hits) bool {
+	if !h.Whole || h.FirstSevere >= 0 || !h.Located || !h.Forward || h.Saturated || (h.Tensors > 0 && h.Stats == 0) {
+		return false
+	}
+	lastBwd, err := dump.LastEntry(f, size, h.Indent, func(name string) bool {
+		d := dump.ParseName(name).Dir
+		return d == dump.Backward || d == dump.ParamGrad
+	})
+	return err == nil && (lastBwd < 0 || h.LastEntry < lastBwd)
 }
 
 // certainlySevere: an anomaly whatever the rest of the file says (the stage
