@@ -81,7 +81,8 @@ type Prefilter struct {
 	tail  []byte
 
 	entryLine []byte // "\n" + 2*indent spaces + '"': the start of an entry's line
-	prevEntry entryMark
+	prevEntry entryMark // the last entry line before the window
+	located   entryMark // the entry of the last hit located in this pass
 }
 
 // entryMark is the start of an entry and what kind of call it is.
@@ -200,15 +201,34 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 	}
 	off := p.base - int64(carry) // stream offset of b[0]
 	for _, c := range anchors {
+		p.located = entryMark{offset: -1}
 		for i := lo; i < hi && !p.hits.Saturated; {
 			j := bytes.IndexByte(b[i:hi], c)
 			if j < 0 {
 				break
 			}
-			p.candidate(b, i+j, off)
+			if k := i + j; plausible(b, k) {
+				p.candidate(b, k, off)
+			}
 			i += j + 1
 		}
 	}
+}
+
+// plausible is a quick look at the bytes next to an anchor, which rules out
+// most of the anchors in names and keys before candidate looks closely.
+func plausible(b []byte, k int) bool {
+	switch c := b[k]; c {
+	case 'N':
+		return k+1 < len(b) && b[k+1] == 'a'
+	case 'I':
+		return k+1 < len(b) && b[k+1] == 'n'
+	case 'e', 'E':
+		return k > 0 && isDigit(b[k-1])
+	case '\\':
+		return true
+	}
+	return k+1 < len(b) && b[k+1] == '"'
 }
 
 // anchors are the bytes that start a non-finite token (N, I), a \u escape,
@@ -253,13 +273,22 @@ func (p *Prefilter) detectIndent(b []byte) {
 }
 
 // entryBefore finds the entry whose line starts last before b[k]: in the
-// window, or remembered from an earlier one.
+// window, or remembered from an earlier one. Hits come in ascending order
+// within an anchor's pass, so only the bytes since the last one located are
+// searched.
 func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
-	i := bytes.LastIndex(b[:k], p.entryLine)
-	if i < 0 {
-		return p.prevEntry
+	from := 0
+	if p.located.offset >= off && p.located.offset < off+int64(k) {
+		from = int(p.located.offset - off)
 	}
-	return p.entryMarkAt(b, i, off)
+	i := bytes.LastIndex(b[from:k], p.entryLine)
+	switch {
+	case i >= 0:
+		p.located = p.entryMarkAt(b, from+i, off)
+	case from == 0:
+		p.located = p.prevEntry
+	}
+	return p.located
 }
 
 // markLastEntry remembers the last entry line before b[end] for hits in
