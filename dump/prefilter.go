@@ -80,7 +80,7 @@ type Prefilter struct {
 	first byte  // first byte that is not whitespace
 	tail  []byte
 
-	entryLine []byte // "\n" + 2*indent spaces + '"': the start of an entry's line
+	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
 	prevEntry entryMark // the last entry line before the window
 	located   entryMark // the entry of the last hit located in this pass
 }
