@@ -78,7 +78,6 @@ type Prefilter struct {
 	base  int64 // stream offset of the window's first new byte
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
-	tail  []byte
 
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
 	prevEntry entryMark // the last entry line before the window
@@ -125,7 +124,6 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
-	p.tail = p.tail[:0]
 	for {
 		n, err := io.ReadFull(r, p.buf[p.carry:])
 		final := err == io.EOF || err == io.ErrUnexpectedEOF

@@ -47,7 +47,6 @@ type rankScan struct {
 	seenBwd      bool
 	events       []event
 	colls        []collEvent
-	collCount    int
 	suppressed   []suppression
 	supIndex     map[suppressKey]int
 	tensors      int

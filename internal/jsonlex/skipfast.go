@@ -28,7 +28,6 @@ func (l *Lexer) SkipValueFast() error {
 			if inString {
 				q := nextQuote(buf, pos)
 				if q >= len(buf) {
-					pos = len(buf)
 					break
 				}
 				pos = q
