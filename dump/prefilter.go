@@ -32,6 +32,9 @@ type Hits struct {
 	LastEntry int64
 	// Indent is the document's indentation, when Located.
 	Indent int
+	// ForwardOps counts the hits in forward API calls by op ("Torch.log"),
+	// for at most 64 ops; when Located.
+	ForwardOps map[string]int
 	// FirstSevere is the offset of the first hit that may be NaN or +Inf
 	// (not only -inf, which attention masks write on purpose); -1 if none.
 	FirstSevere int64
@@ -86,8 +89,9 @@ type Prefilter struct {
 
 // entryMark is the start of an entry and what kind of call it is.
 type entryMark struct {
-	offset  int64 // of the quote before its name; -1 for none
-	forward bool  // a forward API call
+	offset  int64  // of the quote before its name; -1 for none
+	forward bool   // a forward API call
+	op      string // its op, for a forward API call
 }
 
 // carryLen is how much of a window is kept in front of the next one. A
@@ -121,6 +125,7 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Tensors, p.hits.Stats = 0, 0
 	p.hits.FirstSevere = -1
 	p.hits.Located, p.hits.Forward, p.hits.LastEntry, p.hits.Indent = false, true, -1, 0
+	clear(p.hits.ForwardOps)
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
@@ -246,6 +251,11 @@ func (p *Prefilter) candidate(b []byte, k int, off int64) {
 		p.hits.Located = true
 		if e.offset < 0 || !e.forward {
 			p.hits.Forward = false
+		} else if _, ok := p.hits.ForwardOps[e.op]; ok || len(p.hits.ForwardOps) < 64 {
+			if p.hits.ForwardOps == nil {
+				p.hits.ForwardOps = map[string]int{}
+			}
+			p.hits.ForwardOps[e.op]++
 		}
 		p.hits.LastEntry = max(p.hits.LastEntry, e.offset)
 	}
@@ -309,7 +319,11 @@ func (p *Prefilter) entryMarkAt(b []byte, i int, off int64) entryMark {
 		return entryMark{offset: off + int64(q)} // a name cut by the window, or with escapes: not known
 	}
 	n := ParseName(string(b[q+1 : q+1+end]))
-	return entryMark{offset: off + int64(q), forward: n.Dir == Forward && !n.Module && !n.IsDistributed()}
+	m := entryMark{offset: off + int64(q), forward: n.Dir == Forward && !n.Module && !n.IsDistributed()}
+	if m.forward {
+		m.op = n.Op()
+	}
+	return m
 }
 
 // suspectAt reports whether b[k] starts (or, before a quote, ends)

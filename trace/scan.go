@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -130,8 +131,17 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.openErr = err
 			return s
 		}
-		if hits.Clear() || sc.onlyMasks(f, s.bytes, hits) {
+		if hits.Clear() {
 			s.cleared = true
+			return s
+		}
+		if sc.onlyMasks(f, s.bytes, hits) {
+			s.cleared = true
+			for _, op := range slices.Sorted(maps.Keys(hits.ForwardOps)) {
+				for range hits.ForwardOps[op] {
+					s.suppress(op, "-inf in forward calls only (masks, or -inf that never became NaN or +inf); file cleared without parsing", dump.NegInf, op, false)
+				}
+			}
 			return s
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
 
 // This file checks each trap of the analysis on tiny hand-written dumps.
@@ -96,7 +99,7 @@ func writeRun(t *testing.T, step int, ranks map[int][]string) string {
 		for _, c := range calls {
 			entries = append(entries, entryJSON(c))
 		}
-		doc := `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` + strings.Join(entries, ",\n") + "}}"
+		doc := indentLikeMsprobe(t, `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {`+strings.Join(entries, ",\n")+"}}")
 		if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +157,7 @@ func TestTrapLegitimateMasks(t *testing.T) {
 	}
 	found := false
 	for _, s := range v.Suppressed {
-		if s.Op == "Torch.full" && s.WouldBeOrigin && s.Values == "-inf" {
+		if s.Op == "Torch.full" && s.Values == "-inf" {
 			found = true
 		}
 	}
@@ -420,5 +423,68 @@ func TestSenderBeyondTheCollectiveCap(t *testing.T) {
 	}
 	if toRank2 == nil || !equalInts(toRank2.FromRanks, []int{0}) || !toRank2.Inferred {
 		t.Errorf("hop to rank 2 = %+v, want from rank 0, inferred", toRank2)
+	}
+}
+
+// indentLikeMsprobe rewrites a document the way Python's json.dump(indent=1)
+// lays it out, so that the byte search and its use of the layout are
+// exercised as on real dumps.
+func indentLikeMsprobe(t *testing.T, doc string) string {
+	t.Helper()
+	lx := jsonlex.New(strings.NewReader(doc), jsonlex.Options{})
+	var b strings.Builder
+	depth, first := 0, true
+	newline := func() {
+		b.WriteByte('\n')
+		b.WriteString(strings.Repeat(" ", depth))
+	}
+	for {
+		tok, err := lx.Next()
+		if err != nil {
+			t.Fatalf("test document: %v", err)
+		}
+		switch tok.Kind {
+		case jsonlex.EOF:
+			return b.String()
+		case jsonlex.ObjectEnd, jsonlex.ArrayEnd:
+			depth--
+			if !first {
+				newline()
+			}
+			b.WriteString(map[jsonlex.Kind]string{jsonlex.ObjectEnd: "}", jsonlex.ArrayEnd: "]"}[tok.Kind])
+			first = false
+			continue
+		}
+		if lx.Depth() > 0 || tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
+			// a new member or element (not the value after a name)
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), ": ") {
+				if !first {
+					b.WriteByte(',')
+				}
+				if depth > 0 {
+					newline()
+				}
+			}
+		}
+		first = false
+		switch tok.Kind {
+		case jsonlex.ObjectStart:
+			b.WriteByte('{')
+			depth++
+			first = true
+		case jsonlex.ArrayStart:
+			b.WriteByte('[')
+			depth++
+			first = true
+		case jsonlex.Name:
+			b.WriteString(strconv.Quote(string(tok.Bytes)) + ": ")
+		case jsonlex.String:
+			b.WriteString(strconv.Quote(string(tok.Bytes)))
+		case jsonlex.Number:
+			b.Write(tok.Bytes)
+		default:
+			b.WriteString(map[jsonlex.Kind]string{jsonlex.True: "true", jsonlex.False: "false", jsonlex.Null: "null",
+				jsonlex.NaN: "NaN", jsonlex.PosInf: "Infinity", jsonlex.NegInf: "-Infinity"}[tok.Kind])
+		}
 	}
 }
