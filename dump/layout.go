@@ -42,6 +42,17 @@ func (l *Layout) Steps() []int {
 	return uniqInts(out)
 }
 
+// Select returns the rank folders of the given steps and ranks (nil: all).
+func (l *Layout) Select(steps, ranks map[int]bool) []RankDir {
+	var out []RankDir
+	for _, d := range l.Dirs {
+		if (steps == nil || steps[d.Step]) && (ranks == nil || ranks[d.Rank]) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Modes lists the execution modes present ("" for an ordinary dump).
 func (l *Layout) Modes() []string {
 	var out []string

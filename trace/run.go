@@ -39,12 +39,7 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
-	var dirs []dump.RankDir
-	for _, d := range layout.Dirs {
-		if (opt.Steps == nil || opt.Steps[d.Step]) && (opt.Ranks == nil || opt.Ranks[d.Rank]) {
-			dirs = append(dirs, d)
-		}
-	}
+	dirs := layout.Select(opt.Steps, opt.Ranks)
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks", opt.Path)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/export"
+	"github.com/nanhunt/nanhunt/internal/report"
 )
 
 // exitPartial is the exit status of an export that wrote some files but
@@ -68,17 +68,8 @@ func (f *exportFlags) options(path string) (export.Options, error) {
 		return opt, fmt.Errorf("-o DIR is required")
 	}
 	var err error
-	if f.steps != "" {
-		if opt.Steps, err = dump.ParseRanges(f.steps); err != nil {
-			return opt, fmt.Errorf("--steps: %w", err)
-		}
-	}
-	if f.ranks != "" {
-		if opt.Ranks, err = dump.ParseRanges(f.ranks); err != nil {
-			return opt, fmt.Errorf("--ranks: %w", err)
-		}
-	}
-	return opt, nil
+	opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks)
+	return opt, err
 }
 
 func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
@@ -102,24 +93,11 @@ func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
 		files = "file"
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d Parquet %s to %s: %d rows from %d entries, %s of dump.json read, %s written\n",
-		s.Written, files, s.Out, s.Rows, s.Entries, exportBytes(s.BytesRead), exportBytes(s.BytesWritten))
+		s.Written, files, s.Out, s.Rows, s.Entries, report.Size(s.BytesRead), report.Size(s.BytesWritten))
 	if !s.Complete() {
 		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: %d of %d dump.json files were damaged or unreadable; the rows before the damage were written, the rest is missing\n",
 			s.Damaged, len(s.Files))
 		setExit(cmd, exitPartial)
 	}
 	return nil
-}
-
-// exportBytes writes a byte count for people.
-func exportBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

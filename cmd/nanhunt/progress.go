@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/trace"
 )
 
@@ -35,20 +36,10 @@ func progressLine(p trace.Progress) string {
 		rate = float64(p.BytesRead) / s
 	}
 	line := fmt.Sprintf("nanhunt: step %d (%d/%d steps done) · %d/%d files · %s of %s · %s/s",
-		p.Step, p.StepsDone, p.Steps, p.FilesDone, p.Files, size(p.BytesRead), size(p.Bytes), size(int64(rate)))
+		p.Step, p.StepsDone, p.Steps, p.FilesDone, p.Files, report.Size(p.BytesRead), report.Size(p.Bytes), report.Size(int64(rate)))
 	if rate > 0 && p.Bytes > p.BytesRead {
 		left := time.Duration(float64(p.Bytes-p.BytesRead) / rate * float64(time.Second))
 		line += " · at most " + left.Round(time.Second).String() + " left"
 	}
 	return line
-}
-
-func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 }

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/dump"
 )
 
 type exitKey struct{}
@@ -58,7 +58,7 @@ func openOutput(path, dumpPath string, stdout io.Writer) (io.Writer, func() erro
 	if path == "" || path == "-" {
 		return stdout, func() error { return nil }, nil
 	}
-	if inside(path, dumpPath) {
+	if dump.Inside(path, dumpPath) {
 		return nil, nil, fmt.Errorf("refusing to write %s inside the dump folder %s", path, dumpPath)
 	}
 	f, err := os.Create(path)
@@ -66,21 +66,4 @@ func openOutput(path, dumpPath string, stdout io.Writer) (io.Writer, func() erro
 		return nil, nil, err
 	}
 	return f, f.Close, nil
-}
-
-// inside reports whether path lies within dir.
-func inside(path, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if info, err := os.Stat(d); err == nil && !info.IsDir() {
-		d = filepath.Dir(d)
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -35,15 +35,8 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 func (f *traceFlags) options(path string) (trace.Options, error) {
 	opt := trace.Options{Path: path, Jobs: f.jobs, Strict: f.strict}
 	var err error
-	if f.steps != "" {
-		if opt.Steps, err = dump.ParseRanges(f.steps); err != nil {
-			return opt, fmt.Errorf("--steps: %w", err)
-		}
-	}
-	if f.ranks != "" {
-		if opt.Ranks, err = dump.ParseRanges(f.ranks); err != nil {
-			return opt, fmt.Errorf("--ranks: %w", err)
-		}
+	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
+		return opt, err
 	}
 	if f.rules != "" {
 		if opt.Rules, err = trace.LoadRules(f.rules); err != nil {
@@ -112,4 +105,21 @@ func write(w io.Writer, format string, v *trace.Verdict) error {
 		return report.JSON(w, v)
 	}
 	return report.Text(w, v)
+}
+
+// selection reads --steps and --ranks ("" means all).
+func selection(steps, ranks string) (map[int]bool, map[int]bool, error) {
+	var s, r map[int]bool
+	var err error
+	if steps != "" {
+		if s, err = dump.ParseRanges(steps); err != nil {
+			return nil, nil, fmt.Errorf("--steps: %w", err)
+		}
+	}
+	if ranks != "" {
+		if r, err = dump.ParseRanges(ranks); err != nil {
+			return nil, nil, fmt.Errorf("--ranks: %w", err)
+		}
+	}
+	return s, r, nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
 )
 
 // ManifestName is the file, in the output folder, that describes an export.
@@ -28,7 +30,7 @@ func prepareOutput(out, dumpPath string, force bool) error {
 	if out == "" {
 		return errors.New("no output folder given")
 	}
-	if inside(out, dumpPath) {
+	if dump.Inside(out, dumpPath) {
 		return fmt.Errorf("refusing to write %s: %w %s", out, ErrInsideDump, dumpPath)
 	}
 	info, err := os.Stat(out)
@@ -68,42 +70,4 @@ func prepareOutput(out, dumpPath string, force bool) error {
 		return fmt.Errorf("remove the earlier export: %w", err)
 	}
 	return nil
-}
-
-// inside reports whether path lies within dir (or is dir). A dir that is a
-// file (a dump.json) stands for its folder. Symbolic links are resolved as
-// far as the paths exist.
-func inside(path, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	p, err1 := resolve(path)
-	d, err2 := resolve(dir)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if info, err := os.Stat(d); err == nil && !info.IsDir() {
-		d = filepath.Dir(d)
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolve makes a path absolute and resolves the symbolic links of its
-// longest existing prefix.
-func resolve(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var rest []string
-	for p := abs; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		if filepath.Dir(p) == p {
-			return abs, nil
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-	}
 }

@@ -310,7 +310,7 @@ func (p *printer) warnings(v *trace.Verdict) {
 
 func (p *printer) scanned(v *trace.Verdict) {
 	s := v.Scanned
-	p.f("Read %d %s (%s) of %s, %s: ", s.Files, plural(s.Files, "file", "files"), bytesWord(s.Bytes), stepsWord(s.Steps), rankWord(s.Ranks))
+	p.f("Read %d %s (%s) of %s, %s: ", s.Files, plural(s.Files, "file", "files"), Size(s.Bytes), stepsWord(s.Steps), rankWord(s.Ranks))
 	switch {
 	case s.Files > 0 && s.Cleared == s.Files:
 		p.f("all cleared by a byte search (nothing in them can be NaN or Inf)")
@@ -347,7 +347,8 @@ func (p *printer) recovered(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func bytesWord(n int64) string {
+// Size writes a byte count for people: "3.7 MiB".
+func Size(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
