@@ -106,10 +106,6 @@ func newScanner(rules []Rule, prog *progress) *scanner {
 	return &scanner{rules: newRuleSet(rules), prog: prog, pf: dump.NewPrefilter(window, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
 }
 
-// parseAhead: a skipped call whose start lies this close before a hit is
-// parsed right away rather than read again afterwards.
-const parseAhead = 4 << 10
-
 // scanRank reads one rank's dump.json.
 func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
 	s := &rankScan{dir: rd, lastBwd: -1, supIndex: map[suppressKey]int{}}
@@ -138,9 +134,8 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		if sc.onlyMasks(f, s.bytes, hits) {
 			s.cleared = true
 			for _, op := range slices.Sorted(maps.Keys(hits.ForwardOps)) {
-				for range hits.ForwardOps[op] {
-					s.suppress(op, "-inf in forward calls only (masks, or -inf that never became NaN or +inf); file cleared without parsing", dump.NegInf, op, false)
-				}
+				s.suppressN(op, "-inf in forward calls only (masks, or -inf that never became NaN or +inf); file cleared without parsing",
+					dump.NegInf, op, false, hits.ForwardOps[op])
 			}
 			return s
 		}
@@ -152,45 +147,10 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			hits = nil // damaged or stat-less: read every call, to say what is wrong
 		}
 	}
-	// Once the rank's first anomaly and its first NaN are known, the rest
-	// of the file matters only for its collectives (to pair them across
-	// ranks) and its names (the stage): other calls are skipped.
-	settled := false
-	// In a file whose only suspects are -inf (attention masks), forward
-	// calls before the first backward call cannot be an anomaly: -inf there
-	// is a mask flowing on, and a -inf birth matters only when a NaN or
-	// +inf follows, which would be a suspect too.
-	// The same holds before the first suspect that may be NaN or +inf,
-	// unless the anomaly grows out of a -inf (then the file is read again
-	// whole, see below).
-	maskRegion := func(off int64) bool {
-		return hits != nil && (hits.FirstSevere < 0 || off < hits.FirstSevere)
-	}
-	maskSkip := false // the last call was skipped by that rule
+	var w *walk
 	if hits != nil {
-		next := 0 // the first hit not behind us
-		opt.Select = func(name string, off int64) bool {
-			maskSkip = false
-			if isCollective(name) {
-				return true
-			}
-			if settled {
-				return false
-			}
-			if maskRegion(off) {
-				if n := dump.ParseName(name); n.Dir == dump.Forward && !n.Module {
-					maskSkip = true
-					return false
-				}
-			}
-			for next < len(hits.Offsets) && hits.Offsets[next] < off {
-				next++
-			}
-			if next < len(hits.Offsets) {
-				return hits.Offsets[next] < off+parseAhead
-			}
-			return hits.Saturated
-		}
+		w = &walk{hits: hits}
+		opt.Select = w.choose
 	}
 	var deferred []span
 	rd2 := dump.NewReader(src, opt)
@@ -206,9 +166,10 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.seenBwd = true
 		}
 		if e.Skipped {
-			if settled {
+			if w.settled {
 				continue
 			}
+			maskSkip := w.maskSkip
 			if maskSkip && hits.FirstSevere >= e.Offset && hits.FirstSevere < e.End {
 				maskSkip = false // it holds the first suspect NaN or +inf: parse it
 			}
@@ -306,8 +267,8 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 				}
 				s.severeSeen = true
 			}
-			if out := last.out | s.destOf(last); out&dump.NaN != 0 && s.severeSeen {
-				settled = true
+			if out := last.out | s.destOf(last); out&dump.NaN != 0 && s.severeSeen && w != nil {
+				w.settled = true
 			}
 		}
 		if e.HasOutput && outClean {
@@ -462,9 +423,13 @@ func (s *rankScan) keepEvent(ev *event, n dump.Name) bool {
 }
 
 func (s *rankScan) suppress(op, reason string, values dump.Class, entry string, birth bool) {
+	s.suppressN(op, reason, values, entry, birth, 1)
+}
+
+func (s *rankScan) suppressN(op, reason string, values dump.Class, entry string, birth bool, n int) {
 	k := suppressKey{op: op, reason: reason, values: values}
 	if i, ok := s.supIndex[k]; ok {
-		s.suppressed[i].count++
+		s.suppressed[i].count += n
 		s.suppressed[i].birth = s.suppressed[i].birth || birth
 		return
 	}
@@ -472,7 +437,7 @@ func (s *rankScan) suppress(op, reason string, values dump.Class, entry string, 
 		return
 	}
 	s.supIndex[k] = len(s.suppressed)
-	s.suppressed = append(s.suppressed, suppression{suppressKey: k, first: entry, count: 1, birth: birth})
+	s.suppressed = append(s.suppressed, suppression{suppressKey: k, first: entry, count: n, birth: birth})
 }
 
 // destOf is what a collective event received; 0 for other calls.
