@@ -85,6 +85,33 @@ type Prefilter struct {
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
 	prevEntry entryMark // the last entry line before the window
 	located   entryMark // the entry of the last hit located in this pass
+	opNames   map[string]string
+}
+
+// forwardAPIOp returns the op of a forward API call's entry name
+// ("Torch.log" of "Torch.log.0.forward"), the way ParseName reads it,
+// without allocating; ok is false for anything else (backward calls,
+// modules, collectives).
+func forwardAPIOp(name []byte) (op []byte, ok bool) {
+	rest, found := bytes.CutSuffix(name, []byte(".forward"))
+	if !found {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(rest, '.')
+	if i <= 0 || i == len(rest)-1 {
+		return nil, false
+	}
+	for _, c := range rest[i+1:] {
+		if !isDigit(c) {
+			return nil, false
+		}
+	}
+	op = rest[:i]
+	if bytes.HasPrefix(op, []byte("Distributed.")) || bytes.HasPrefix(op, []byte("MintDistributed.")) ||
+		bytes.LastIndexByte(op, '.') <= 0 {
+		return nil, false
+	}
+	return op, true
 }
 
 // entryMark is the start of an entry and what kind of call it is.
@@ -318,10 +345,16 @@ func (p *Prefilter) entryMarkAt(b []byte, i int, off int64) entryMark {
 	if end < 0 || bytes.IndexByte(b[q+1:q+1+end], '\\') >= 0 {
 		return entryMark{offset: off + int64(q)} // a name cut by the window, or with escapes: not known
 	}
-	n := ParseName(string(b[q+1 : q+1+end]))
-	m := entryMark{offset: off + int64(q), forward: n.Dir == Forward && !n.Module && !n.IsDistributed()}
-	if m.forward {
-		m.op = n.Op()
+	m := entryMark{offset: off + int64(q)}
+	if op, ok := forwardAPIOp(b[q+1 : q+1+end]); ok {
+		m.forward = true
+		if m.op, ok = p.opNames[string(op)]; !ok && len(p.opNames) < 1024 {
+			if p.opNames == nil {
+				p.opNames = map[string]string{}
+			}
+			m.op = string(op)
+			p.opNames[m.op] = m.op
+		}
 	}
 	return m
 }

@@ -208,3 +208,18 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestForwardAPIOp(t *testing.T) {
+	for _, name := range []string{
+		"Torch.log.0.forward", "Tensor.__mul__.12.forward", "moe_ext.kernels.fused_attention.3.forward",
+		"Torch.sqrt.0.backward", "Module.encoder.proj.Linear.forward.0", "Distributed.all_reduce.0.forward",
+		"Module.fc.Linear.parameters_grad.0", "x.0.forward", "a.b.x.forward", "weird",
+	} {
+		n := ParseName(name)
+		wantOK := n.Dir == Forward && !n.Module && !n.IsDistributed() && n.Prefix != ""
+		op, ok := forwardAPIOp([]byte(name))
+		if ok != wantOK || (ok && string(op) != n.Op()) {
+			t.Errorf("forwardAPIOp(%q) = %q, %v; ParseName says %q, %v", name, op, ok, n.Op(), wantOK)
+		}
+	}
+}
