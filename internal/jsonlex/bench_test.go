@@ -181,52 +181,34 @@ func BenchmarkSkipValue(b *testing.B) {
 	doc := benchDoc()
 	r := bytes.NewReader(doc)
 	l := New(r, Options{})
-	b.Run("entries-fast", func(b *testing.B) {
-		// The same, with SkipValueFast.
-		b.SetBytes(int64(len(doc)))
-		b.ReportAllocs()
-		for b.Loop() {
-			r.Reset(doc)
-			l.Reset(r)
-			for {
-				tk, err := l.Next()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if tk.Kind == EOF {
-					break
-				}
-				if tk.Kind == Name && l.Depth() == 2 {
-					if err := l.SkipValueFast(); err != nil {
+	// Read the header, then skip the value of every entry of "data".
+	for _, skip := range []struct {
+		name string
+		fn   func() error
+	}{{"entries", l.SkipValue}, {"entries-fast", l.SkipValueFast}} {
+		b.Run(skip.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(doc)
+				l.Reset(r)
+				for {
+					tk, err := l.Next()
+					if err != nil {
 						b.Fatal(err)
+					}
+					if tk.Kind == EOF {
+						break
+					}
+					if tk.Kind == Name && l.Depth() == 2 {
+						if err := skip.fn(); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
 			}
-		}
-	})
-	b.Run("entries", func(b *testing.B) {
-		// Read the header, then skip the value of every entry of "data".
-		b.SetBytes(int64(len(doc)))
-		b.ReportAllocs()
-		for b.Loop() {
-			r.Reset(doc)
-			l.Reset(r)
-			for {
-				tk, err := l.Next()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if tk.Kind == EOF {
-					break
-				}
-				if tk.Kind == Name && l.Depth() == 2 {
-					if err := l.SkipValue(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		}
-	})
+		})
+	}
 	b.Run("document", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
 		b.ReportAllocs()
