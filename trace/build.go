@@ -17,6 +17,7 @@ func (m *modeResult) verdict() *Verdict {
 		Suppressed: m.supp.list(),
 		Recovered:  append([]Recovered{}, m.recovered...),
 		NextSteps:  []string{},
+		Steps:      append([]StepState{}, m.states...),
 		Scanned: Scanned{
 			Steps: m.scanned, Files: m.files, Cleared: m.cleared, Bytes: m.bytes, Entries: m.entries,
 			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,
@@ -242,6 +243,7 @@ func (b *builder) spread() {
 			x.Unread = h.missing
 		}
 		x.Inferred = h.inferred
+		x.Group = append([]int{}, h.group...)
 		return x
 	}
 	for _, h := range r.hops {

@@ -122,6 +122,7 @@ func TestVerdictMatchesGroundTruth(t *testing.T) {
 				if len(o.Outputs) == 0 || o.Outputs[0].Holds == "finite" {
 					t.Errorf("origin outputs = %+v, want the non-finite output", o.Outputs)
 				}
+				checkStepStates(t, v, gt.Origin.Step, gt.Origin.Rank, gt.Origin.Op, carrierOp, receivers)
 			})
 		}
 	}
@@ -182,4 +183,49 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// checkStepStates: the picture's data says clean before the origin step,
+// the source and the receivers at it, and nothing read after the next one.
+func checkStepStates(t *testing.T, v *Verdict, step, source int, op, carrier string, receivers []int) {
+	t.Helper()
+	if len(v.Steps) == 0 {
+		t.Fatal("no step states")
+	}
+	for _, st := range v.Steps {
+		want := "clean"
+		switch {
+		case st.Step == step:
+			want = "anomaly"
+		case st.Step == step+1:
+			want = "checked"
+		case st.Step > step+1:
+			want = "not_scanned"
+		}
+		if st.Status != want {
+			t.Errorf("step %d status %s, want %s", st.Step, st.Status, want)
+		}
+		if st.Ranks != "0-3" {
+			t.Errorf("step %d ranks %q, want 0-3", st.Step, st.Ranks)
+		}
+		if st.Step != step {
+			continue
+		}
+		var got []int
+		for _, rs := range st.Anomalous {
+			switch {
+			case rs.Rank == source:
+				if rs.Role != "source" || rs.Op != op {
+					t.Errorf("step %d rank %d = %+v, want source at %s", step, rs.Rank, rs, op)
+				}
+			case rs.Role != "received" || rs.Via != carrier:
+				t.Errorf("step %d rank %d = %+v, want received through %s", step, rs.Rank, rs, carrier)
+			default:
+				got = append(got, rs.Rank)
+			}
+		}
+		if !equalInts(got, receivers) {
+			t.Errorf("receivers in the step state %v, want %v", got, receivers)
+		}
+	}
 }

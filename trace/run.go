@@ -112,6 +112,7 @@ type modeResult struct {
 	supp       *suppressions
 	recovered  []Recovered
 	checked    *int // the step read only to see that the anomaly lasts
+	states     []StepState
 }
 
 func (m *modeResult) earlierThan(o *modeResult) bool {
@@ -158,6 +159,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 				// depends on which rank found one first
 				m.scanned = m.scanned[:len(m.scanned)-1]
 				m.checked = &m.steps[i]
+				m.states = append(m.states, res.state("checked", byStep[m.steps[i]]))
 				return res, nil
 			}
 		}
@@ -166,6 +168,11 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		}
 		res := analyseStep(m.steps[i], mode, scans)
 		m.supp.addStep(res)
+		status := "clean"
+		if res.anomalous {
+			status = "anomaly"
+		}
+		m.states = append(m.states, res.state(status, byStep[m.steps[i]]))
 		return res, nil
 	}
 	for i := 0; i < len(m.steps); i++ {
@@ -183,6 +190,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 				return nil, err
 			}
 			if !next.anomalous {
+				m.states[len(m.states)-2].Status = "recovered"
 				m.recovered = append(m.recovered, res.recovered())
 				m.prev = next
 				i++
@@ -192,6 +200,9 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		}
 		m.hit = res
 		m.notScanned = append(m.notScanned, m.steps[i+1:]...)
+		for _, s := range m.steps[i+1:] {
+			m.states = append(m.states, notScanned(s, byStep[s]))
+		}
 		break
 	}
 	return m, nil

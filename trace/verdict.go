@@ -27,6 +27,9 @@ type Verdict struct {
 	Warnings   []Warning    `json:"warnings"`
 	NextSteps  []string     `json:"next_steps"`
 	Scanned    Scanned      `json:"scanned"`
+	// Steps is every dumped step of the analysed mode, in order, with
+	// what each rank showed: the data of the propagation picture.
+	Steps []StepState `json:"steps"`
 }
 
 // Origin is the root cause.
@@ -94,6 +97,8 @@ type Hop struct {
 	// its first 256 non-finite collectives of a step); FromRanks are the
 	// participants that already held the anomaly.
 	Inferred bool `json:"inferred,omitempty"`
+	// Group is the process group of the call, when the dump records it.
+	Group []int `json:"group"`
 }
 
 // Candidate is a call considered as an origin, with what it turned out to be.
