@@ -18,7 +18,7 @@ type StepState struct {
 	// Ranks are the ranks with a folder for the step, as ranges ("0-3,8").
 	Ranks     string      `json:"ranks"`
 	Damaged   []int       `json:"damaged"`   // unreadable or cut short
-	Anomalous []RankState `json:"anomalous"` // in rank order
+	Anomalous []RankState `json:"anomalous"` // in rank order; empty for checked steps
 }
 
 // RankState is how one rank first met the anomaly in a step.
@@ -27,7 +27,7 @@ type RankState struct {
 	// Role is source (it was born here, or first seen here when not
 	// captured), received (a recorded collective brought it), inherited
 	// (it came in through a path the dump does not record), flagged
-	// (nan_check) or seen (a step read only in part).
+	// (nan_check) or seen.
 	Role  string `json:"role"`
 	Kind  string `json:"kind"` // nan, +inf, -inf or overflow
 	Op    string `json:"op"`
@@ -40,6 +40,10 @@ type RankState struct {
 func (r *stepResult) state(status string, dirs []dump.RankDir) StepState {
 	st := notScanned(r.step, dirs)
 	st.Status = status
+	if status == "checked" {
+		// read only until one rank showed it: which one depends on timing
+		return st
+	}
 	via := map[int]string{}
 	for _, h := range r.hops {
 		for _, to := range h.to {
@@ -69,8 +73,6 @@ func (r *stepResult) state(status string, dirs []dump.RankDir) StepState {
 		ev := l.first
 		rs := RankState{Rank: rank}
 		switch {
-		case status == "checked":
-			rs.Role = "seen"
 		case l.role == roleFlagged:
 			rs.Role = "flagged"
 		case isIn(r.sources, rank):

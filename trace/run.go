@@ -81,6 +81,7 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
 	}
 	v := best.verdict()
+	v.Plan = MakePlan(v, PlanOptions{})
 	for _, w := range layout.Warnings {
 		v.Warnings = append(v.Warnings, Warning{Message: w})
 	}

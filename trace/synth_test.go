@@ -30,6 +30,7 @@ func TestVerdictMatchesGeneratedTruth(t *testing.T) {
 			}
 			checkTruth(t, v, truth)
 			checkCode(t, v, sc.Spec)
+			checkPlan(t, v)
 		})
 	}
 }

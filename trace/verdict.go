@@ -30,6 +30,10 @@ type Verdict struct {
 	// Steps is every dumped step of the analysed mode, in order, with
 	// what each rank showed: the data of the propagation picture.
 	Steps []StepState `json:"steps"`
+	// Evidence is what a training log and the monitor said, when given.
+	Evidence *Evidence `json:"evidence,omitempty"`
+	// Plan is what to collect next; nil when there is nothing to chase.
+	Plan *Plan `json:"plan"`
 }
 
 // Origin is the root cause.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/nanhunt/nanhunt/msprobe"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,9 @@ func TestTraceGolden(t *testing.T) {
 		{"bwd-sqrt-zero-L1-too-late.txt", []string{"trace", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7"}, exitAnomaly},
 		{"bwd-sqrt-zero-L1.json", []string{"trace", "--format", "json", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
 		{"resnet-clean.txt", []string{"trace", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
+		{"plan-bwd-sqrt-zero-L1.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
+		{"plan-too-late.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7", "--dump-path", "/data/followup"}, exitAnomaly},
+		{"plan-resnet-clean.txt", []string{"plan", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +125,9 @@ func TestExitStatusAndErrors(t *testing.T) {
 		{"no matching ranks", []string{"trace", dir, "--ranks", "9"}, exitError, "no rank folder matches"},
 		{"bad format", []string{"trace", dir, "--format", "xml"}, exitError, "--format"},
 		{"output inside the dump", []string{"trace", dir, "-o", filepath.Join(dir, "step0", "verdict.json")}, exitError, "inside the dump"},
-		{"missing argument", []string{"trace"}, exitError, "arg"},
+		{"nothing to read", []string{"trace"}, exitError, "give a dump folder, --log FILE or --monitor DIR"},
+		{"plan: nothing to read", []string{"plan"}, exitError, "nothing to read"},
+		{"plan: bad verdict", []string{"plan", "--verdict", filepath.Join(dir, "step0", "rank0", "stack.json")}, exitError, "not a nanhunt verdict"},
 		{"clean steps only", []string{"trace", dir, "--steps", "0-4"}, exitClean, ""},
 	}
 	for _, tt := range tests {
@@ -188,5 +194,30 @@ func TestProgressLine(t *testing.T) {
 	}
 	if progressTo(&bytes.Buffer{}) != nil {
 		t.Error("progress on something that is not a terminal")
+	}
+}
+
+// A plan from a saved verdict is the plan from the dump.
+func TestPlanFromSavedVerdict(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "fwd-log-neg-rank2-step5", "mix")
+	saved := filepath.Join(t.TempDir(), "verdict.json")
+	if _, _, code := runCLI(t, "trace", dir, "--format", "json", "-o", saved); code != exitAnomaly {
+		t.Fatalf("trace exit %d", code)
+	}
+	fromDump, _, code1 := runCLI(t, "plan", dir, "--format", "json")
+	fromVerdict, _, code2 := runCLI(t, "plan", "--verdict", saved, "--format", "json")
+	if code1 != exitAnomaly || code2 != exitAnomaly || fromDump != fromVerdict || !strings.Contains(fromDump, `"task":"tensor"`) && !strings.Contains(fromDump, `"task": "tensor"`) {
+		t.Errorf("exit %d/%d, plan from the dump:\n%s\nfrom the saved verdict:\n%s", code1, code2, fromDump, fromVerdict)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	if _, _, code := runCLI(t, "plan", "--verdict", saved, "-o", cfg); code != exitAnomaly {
+		t.Fatalf("plan -o exit %d", code)
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := msprobe.Validate(data); err != nil {
+		t.Errorf("written config: %v\n%s", err, data)
 	}
 }

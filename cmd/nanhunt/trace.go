@@ -19,13 +19,21 @@ type traceFlags struct {
 	rules        string
 	jobs         int
 	strict       bool
+	html         string
+	evidence     evidenceFlags
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.steps, "steps", "", "only these steps, e.g. 4-8 or 0,3-7")
-	cmd.Flags().StringVar(&f.ranks, "ranks", "", "only these ranks, e.g. 0,3-7")
+	f.registerAnalysis(cmd)
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
+	f.evidence.register(cmd)
+}
+
+// registerAnalysis adds the flags that shape the analysis itself.
+func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.steps, "steps", "", "only these steps, e.g. 4-8 or 0,3-7")
+	cmd.Flags().StringVar(&f.ranks, "ranks", "", "only these ranks, e.g. 0,3-7")
 	cmd.Flags().StringVar(&f.rules, "rules", "", "JSON file of extra exclusion rules (op, side, slot, values, reason)")
 	cmd.Flags().IntVar(&f.jobs, "jobs", 0, "files read at once (default: one per CPU)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "report the first NaN/Inf even when the next step no longer shows it")
@@ -44,7 +52,7 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 		}
 	}
 	switch f.format {
-	case "text", "json":
+	case "", "text", "json":
 	default:
 		return opt, fmt.Errorf("--format %q: want text or json", f.format)
 	}
@@ -54,15 +62,25 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 func traceCommand() *cobra.Command {
 	var f traceFlags
 	cmd := &cobra.Command{
-		Use:   "trace DUMP",
-		Short: "Find the origin of the first NaN/Inf in a dump",
+		Use:   "trace [DUMP] [--log FILE...] [--monitor DIR]",
+		Short: "Find the origin of the first NaN/Inf in a dump, a training log or monitor output",
 		Long: `trace reads an msprobe dump and prints where the first NaN/Inf was born.
 
 DUMP is a dump_path (step0/ step1/ ...), a step folder (rank0/ rank1/ ...),
-a rank folder, or a dump.json.`,
-		Args: cobra.ExactArgs(1),
+a rank folder, or a dump.json.
+
+--log (training logs: Megatron-LM, DeepSpeed, or any format through
+--log-pattern) and --monitor (msprobe monitor output) add their evidence:
+the verdict says where they agree with the dump and where they do not.
+Without a dump, they say which steps and ranks to dump, and print the
+msprobe config.json for it.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTrace(cmd, args[0], &f)
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runTrace(cmd, path, &f)
 		},
 	}
 	f.register(cmd)
@@ -70,16 +88,7 @@ a rank folder, or a dump.json.`,
 }
 
 func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
-	opt, err := f.options(path)
-	if err != nil {
-		return err
-	}
-	if f.format == "text" {
-		opt.Progress = progressTo(cmd.ErrOrStderr())
-	}
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	v, err := trace.Run(ctx, opt)
+	v, err := analyse(cmd, path, f, trace.PlanOptions{})
 	if err != nil {
 		return err
 	}
@@ -98,6 +107,30 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 		setExit(cmd, exitAnomaly)
 	}
 	return nil
+}
+
+// analyse runs the dump analysis (when a dump is given) and joins the
+// training log and monitor evidence.
+func analyse(cmd *cobra.Command, path string, f *traceFlags, popt trace.PlanOptions) (*trace.Verdict, error) {
+	if path == "" && !f.evidence.given() {
+		return nil, fmt.Errorf("nothing to read: give a dump folder, --log FILE or --monitor DIR")
+	}
+	var v *trace.Verdict
+	if path != "" {
+		opt, err := f.options(path)
+		if err != nil {
+			return nil, err
+		}
+		if f.format == "text" {
+			opt.Progress = progressTo(cmd.ErrOrStderr())
+		}
+		ctx, stop := signalContext(cmd.Context())
+		defer stop()
+		if v, err = trace.Run(ctx, opt); err != nil {
+			return nil, err
+		}
+	}
+	return f.evidence.combine(v, popt)
 }
 
 func write(w io.Writer, format string, v *trace.Verdict) error {

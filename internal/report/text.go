@@ -13,15 +13,25 @@ import (
 // then the evidence.
 func Text(w io.Writer, v *trace.Verdict) error {
 	p := &printer{w: w}
-	if !v.Anomaly {
+	switch {
+	case evidenceOnly(v):
+		p.evidenceHeadline(v)
+		p.evidence(v)
+		p.plan(v, true)
+		p.warnings(v)
+		return p.err
+	case !v.Anomaly:
 		p.clean(v)
-	} else {
+		p.evidence(v)
+	default:
 		p.headline(v)
 		p.recovered(v)
 		p.origin(v)
 		p.spread(v)
 		p.confidence(v)
+		p.evidence(v)
 		p.list("Next", v.NextSteps)
+		p.plan(v, false)
 		p.candidates(v)
 	}
 	p.suppressed(v)

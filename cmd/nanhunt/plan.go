@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/internal/report"
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+type planFlags struct {
+	traceFlags
+	verdict    string
+	dumpPath   string
+	configPath string
+}
+
+func planCommand() *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan [DUMP]",
+		Short: "Say what to collect next, and write the msprobe config.json for it",
+		Long: `plan analyses DUMP (or reads a verdict saved by "nanhunt trace --format json")
+and says what to collect next:
+
+  - the origin was captured: a "tensor" dump of the origin step on the origin
+    rank(s) and one clean rank, limited to the calls around the root op, for
+    "nanhunt repro";
+  - the origin was not captured: a dump of every call at that step, with the
+    Python lines that register the uncovered user functions;
+  - only a training log or monitor output: the steps and ranks to dump.
+
+The plan is printed; -o writes its config.json (never inside the dump).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runPlan(cmd, path, &f)
+		},
+	}
+	f.registerAnalysis(cmd)
+	f.evidence.register(cmd)
+	cmd.Flags().StringVar(&f.verdict, "verdict", "", "read this saved JSON verdict instead of analysing a dump")
+	cmd.Flags().StringVar(&f.dumpPath, "dump-path", "./nanhunt_followup", "dump_path written into the config")
+	cmd.Flags().StringVar(&f.configPath, "config-path", "./config.json", "where the config will be saved, for the Python lines that load it")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json (the plan as JSON)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the config.json to this file")
+	return cmd
+}
+
+func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
+	popt := trace.PlanOptions{DumpPath: f.dumpPath, ConfigPath: f.configPath}
+	var v *trace.Verdict
+	switch {
+	case f.verdict != "":
+		data, err := os.ReadFile(f.verdict)
+		if err != nil {
+			return err
+		}
+		v = new(trace.Verdict)
+		if err := json.Unmarshal(data, v); err != nil {
+			return fmt.Errorf("%s: not a nanhunt verdict: %w", f.verdict, err)
+		}
+		if v.Schema != trace.Schema {
+			return fmt.Errorf("%s: not a nanhunt verdict (schema %q, want %q)", f.verdict, v.Schema, trace.Schema)
+		}
+		if v, err = f.evidence.combine(v, popt); err != nil {
+			return err
+		}
+	default:
+		var err error
+		if v, err = analyse(cmd, path, &f.traceFlags, popt); err != nil {
+			return err
+		}
+	}
+	v.Plan = pickPlan(v, popt)
+	if err := writePlan(cmd.OutOrStdout(), f.format, v); err != nil {
+		return err
+	}
+	if f.output != "" && v.Plan != nil {
+		w, closeOut, err := openOutput(f.output, path, cmd.OutOrStdout())
+		if err != nil {
+			return err
+		}
+		cfg, err := v.Plan.Config.Indented()
+		if err == nil {
+			_, err = w.Write(cfg)
+		}
+		if cerr := closeOut(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: wrote %s\n", f.output)
+	}
+	if v.Plan != nil {
+		setExit(cmd, exitAnomaly)
+	}
+	return nil
+}
+
+// pickPlan keeps the plan Combine chose for evidence that a dump does not
+// cover, and otherwise makes it with the user's paths.
+func pickPlan(v *trace.Verdict, opt trace.PlanOptions) *trace.Plan {
+	if v.Evidence != nil {
+		return trace.Combine(v, v.Evidence.Log, v.Evidence.Monitor, opt).Plan
+	}
+	return trace.MakePlan(v, opt)
+}
+
+func writePlan(w io.Writer, format string, v *trace.Verdict) error {
+	if format == "json" {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(v.Plan)
+	}
+	if v.Plan == nil {
+		_, err := fmt.Fprintln(w, "nanhunt: nothing to collect: the verdict has no anomaly to chase.")
+		return err
+	}
+	return report.Plan(w, v)
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+// evidenceOnly: a verdict built from a training log or the monitor alone.
+func evidenceOnly(v *trace.Verdict) bool {
+	return v.Evidence != nil && v.Origin == nil && v.Scanned.Files == 0
+}
+
+// evidenceHeadline is the answer when there is no dump.
+func (p *printer) evidenceHeadline(v *trace.Verdict) {
+	e := v.Evidence
+	if !v.Anomaly {
+		p.f("nanhunt: no NaN or Inf in the %s.\n\n", sources(e))
+		return
+	}
+	p.f("nanhunt: the %s show a non-finite value; no dump yet, so the op and the rank that made it are unknown.\n\n", sources(e))
+}
+
+func sources(e *trace.Evidence) string {
+	var s []string
+	if e.Log != nil {
+		s = append(s, "training log")
+	}
+	if e.Monitor != nil {
+		s = append(s, "monitor")
+	}
+	return strings.Join(s, " and ")
+}
+
+// evidence prints what the log and the monitor say, and how it fits.
+func (p *printer) evidence(v *trace.Verdict) {
+	e := v.Evidence
+	if e == nil {
+		return
+	}
+	p.f("Evidence\n")
+	if l := e.Log; l != nil {
+		switch {
+		case l.FirstNaNStep == nil:
+			p.f("  log:     no non-finite loss or grad norm (%s)\n", plural(l.Files, "file", "files"))
+		default:
+			it := *l.FirstNaNStep
+			if l.FirstNaNIteration != nil {
+				it = *l.FirstNaNIteration
+			}
+			p.f("  log:     %s %s first at iteration %d = step %d (%s)", kindWord(l.Kind), strings.ReplaceAll(l.FirstNaNMetric, "_", " "), it, *l.FirstNaNStep, l.Mapping)
+			if len(l.Ranks) > 0 && len(l.Ranks) < len(l.LoggedRanks) {
+				p.f(", on %s only", rankWord(l.Ranks))
+			}
+			if l.StageHint != "" {
+				p.f("; points at the %s", l.StageHint)
+			}
+			p.f("\n")
+			if l.Where != "" {
+				p.f("           %s\n", l.Where)
+			}
+		}
+		for _, s := range l.Skipped {
+			p.f("           iteration %d (step %d) skipped by the loss scaler: %s\n", s.Iteration, s.Step, s.Reason)
+		}
+		if np := l.NonFiniteParams; np != nil {
+			p.f("           non-finite parameters after step %d: %s\n", np.Step, strings.Join(np.Params, ", "))
+		}
+	}
+	if m := e.Monitor; m != nil {
+		if m.Step == nil {
+			p.f("  monitor: no non-finite value recorded\n")
+		} else {
+			p.f("  monitor: step %d: %s\n", *m.Step, m.Summary)
+			if m.Partners != "" {
+				p.f("           %s\n", m.Partners)
+			}
+		}
+	}
+	for _, a := range e.Agreements {
+		p.f("  agrees:  %s\n", a)
+	}
+	for _, c := range e.Contradictions {
+		p.f("  differs: %s\n", c)
+	}
+	p.f("\n")
+}
+
+// plan prints what to collect next: all of it when there is no dump yet,
+// one line pointing at `nanhunt plan` otherwise.
+func (p *printer) plan(v *trace.Verdict, full bool) {
+	pl := v.Plan
+	if pl == nil {
+		return
+	}
+	if !full {
+		p.f("Collect next: %s (nanhunt plan writes its msprobe config.json).\n\n", pl.Collect)
+		return
+	}
+	p.f("Collect next\n  %s\n  %s.\n\n", pl.Why, capital(pl.Collect))
+	cfg, err := pl.Config.Indented()
+	if err != nil {
+		p.err = fmt.Errorf("plan config: %w", err)
+		return
+	}
+	p.f("config.json:\n%s\n", cfg)
+	if pl.Register != "" {
+		p.f("Register before the run (Python):\n%s\n", pl.Register)
+	}
+	if len(pl.Then) > 0 {
+		p.f("Then:\n")
+		for _, t := range pl.Then {
+			p.f("  %s\n", t)
+		}
+		p.f("\n")
+	}
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Plan writes the plan of what to collect next in full: why, what, the
+// msprobe config.json, the Python lines to register user functions, and
+// what to run once it is collected.
+func Plan(w io.Writer, v *trace.Verdict) error {
+	p := &printer{w: w}
+	p.plan(v, true)
+	return p.err
+}
