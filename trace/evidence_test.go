@@ -1,0 +1,135 @@
+package trace
+
+import (
+	"strings"
+	"testing"
+)
+
+func intp(i int) *int { return &i }
+
+// dumpVerdict is a verdict with an origin at step 5 on rank 2, steps 3-6
+// dumped on ranks 0-3.
+func dumpVerdict(stage string, captured, collective bool) *Verdict {
+	v := &Verdict{
+		Schema: Schema, Anomaly: true,
+		Origin: &Origin{Step: 5, Ranks: []int{2}, Op: "Torch.sqrt.0.backward", Stage: stage, Kind: "inf", Captured: captured, Collective: collective,
+			Chain: []string{"Module.encoder.FeatureEncoder.forward.0"}},
+		Scanned: Scanned{Ranks: []int{0, 1, 2, 3}},
+	}
+	for s := 3; s <= 6; s++ {
+		status := "clean"
+		if s == 5 {
+			status = "anomaly"
+		}
+		v.Steps = append(v.Steps, StepState{Step: s, Status: status, Ranks: "0-3"})
+	}
+	return v
+}
+
+func TestCombine(t *testing.T) {
+	logAt := func(step int, metric, hint string, ranks ...int) *LogEvidence {
+		return &LogEvidence{FirstNaNIteration: intp(step + 1), FirstNaNStep: intp(step), FirstNaNMetric: metric, StageHint: hint,
+			Ranks: ranks, LoggedRanks: []int{0, 1, 2, 3}, Mapping: "step = iteration - 1"}
+	}
+	monAt := func(step int, stage, reduction string, ranks ...int) *MonitorEvidence {
+		return &MonitorEvidence{Step: intp(step), Stage: stage, Reduction: reduction, Ranks: ranks, SeenOn: []int{0, 1, 2, 3}, Module: "encoder_0.output", Summary: "test"}
+	}
+	for _, tc := range []struct {
+		name       string
+		v          *Verdict
+		log        *LogEvidence
+		mon        *MonitorEvidence
+		agree      []string // substrings, each in one agreement
+		contradict []string
+		planSteps  []int // nil: no check
+	}{
+		{name: "loss one step after a backward origin", v: dumpVerdict("backward", true, false), log: logAt(6, "loss", "forward"),
+			agree: []string{"the backward of step 5 wrote non-finite weights"}},
+		{name: "grad norm at the origin step", v: dumpVerdict("backward", true, false), log: logAt(5, "grad_norm", "backward"),
+			agree: []string{"the dump's origin step", "as a backward origin makes it"}},
+		{name: "loss already bad at a backward origin step", v: dumpVerdict("backward", true, false), log: logAt(5, "loss", "forward"),
+			contradict: []string{"runs after the loss is computed"}},
+		{name: "log before the first dumped step", v: dumpVerdict("forward", false, false), log: logAt(1, "loss", "forward"),
+			contradict: []string{"the dump was taken too late"}, planSteps: []int{0, 1}},
+		{name: "log earlier than the dump's origin", v: dumpVerdict("forward", true, false), log: logAt(4, "loss", "forward"),
+			contradict: []string{"check the iteration-to-step mapping"}},
+		{name: "one rank printed it first, the source", v: dumpVerdict("forward", true, false), log: logAt(5, "loss", "forward", 2),
+			agree: []string{"Only rank 2 printed it first"}},
+		{name: "another rank printed it first", v: dumpVerdict("forward", true, false), log: logAt(5, "loss", "forward", 1),
+			contradict: []string{"rank 1 printing it first"}},
+		{name: "monitor: after reduction only vs a compute origin", v: dumpVerdict("backward", true, false), mon: monAt(5, "backward", "after"),
+			agree: []string{"Both place it in the backward"}, contradict: []string{"aggregation fault"}},
+		{name: "monitor: after reduction with a collective origin", v: dumpVerdict("backward", true, true), mon: monAt(5, "backward", "after"),
+			agree: []string{"the collective made it from clean inputs"}},
+		{name: "monitor: local gradients of the source", v: dumpVerdict("backward", true, false), mon: monAt(5, "backward", "before", 2),
+			agree: []string{"local gradients before the reduction", "Both name rank 2"}},
+		{name: "monitor: module in the chain", v: dumpVerdict("forward", true, false), mon: &MonitorEvidence{Step: intp(5), Module: "encoder_0.output", Summary: "x"},
+			agree: []string{"is in the origin's module chain"}},
+		{name: "monitor later than the dump", v: dumpVerdict("forward", true, false), mon: monAt(6, "forward", ""),
+			contradict: []string{"its targets do not include"}},
+		{name: "log and monitor, no dump", log: logAt(7, "loss", "forward"), mon: monAt(6, "backward", "before", 3),
+			agree: []string{"before the log's metrics do"}, planSteps: []int{5, 6}},
+		{name: "clean dump of the log's step", v: &Verdict{Schema: Schema, Steps: []StepState{{Step: 6, Status: "clean", Ranks: "0-3"}}, Scanned: Scanned{Ranks: []int{0, 1, 2, 3}}},
+			log: logAt(6, "loss", "forward"), contradict: []string{"the dump of that step is clean"}, planSteps: []int{5, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Combine(tc.v, tc.log, tc.mon, PlanOptions{})
+			e := v.Evidence
+			if e == nil {
+				t.Fatal("no evidence")
+			}
+			for _, want := range tc.agree {
+				if !anyContains(e.Agreements, want) {
+					t.Errorf("no agreement with %q in %q", want, e.Agreements)
+				}
+			}
+			for _, want := range tc.contradict {
+				if !anyContains(e.Contradictions, want) {
+					t.Errorf("no contradiction with %q in %q", want, e.Contradictions)
+				}
+			}
+			if len(tc.contradict) == 0 && len(e.Contradictions) > 0 {
+				t.Errorf("unexpected contradictions %q", e.Contradictions)
+			}
+			if tc.planSteps != nil {
+				if v.Plan == nil || !equalInts(v.Plan.Config.Step, tc.planSteps) {
+					t.Errorf("plan %+v, want steps %v", v.Plan, tc.planSteps)
+				}
+			}
+		})
+	}
+}
+
+// With no dump and clean evidence there is nothing to chase.
+func TestCombineCleanEvidence(t *testing.T) {
+	v := Combine(nil, &LogEvidence{Files: 2, LoggedRanks: []int{0, 1}}, nil, PlanOptions{})
+	if v.Anomaly || v.Plan != nil || v.Evidence == nil {
+		t.Errorf("anomaly %v, plan %+v, evidence %+v", v.Anomaly, v.Plan, v.Evidence)
+	}
+}
+
+// The monitor's source ranks narrow the plan to them plus one rank to
+// compare with.
+func TestEvidencePlanRanks(t *testing.T) {
+	mon := &MonitorEvidence{Step: intp(3), Stage: "backward", Reduction: "before", Ranks: []int{5}, SeenOn: []int{4, 5, 6, 7}}
+	v := Combine(nil, nil, mon, PlanOptions{DumpPath: "/d"})
+	if v.Plan == nil {
+		t.Fatal("no plan")
+	}
+	c := v.Plan.Config
+	if !equalInts(c.Rank, []int{4, 5}) || !equalInts(c.Step, []int{2, 3}) || c.DumpPath != "/d" || c.Level != "mix" {
+		t.Errorf("config %+v, want ranks 4,5 steps 2,3 at level mix", c)
+	}
+	if !strings.Contains(v.Plan.Collect, "named by the monitor") {
+		t.Errorf("collect %q does not say where the ranks come from", v.Plan.Collect)
+	}
+}
+
+func anyContains(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
