@@ -25,6 +25,8 @@ type world struct {
 	// dry: write nothing, only count the bytes of each dump.json (Fit)
 	dry bool
 	out *outSizes
+	// side writes the training log and monitor output (nil: none)
+	side *sidecar
 }
 
 // rankState is what a rank keeps from one step to the next.
@@ -82,6 +84,11 @@ func newWorld(s *Spec) *world {
 // construct}.json for every dumped step and dir/synth_truth.json. It
 // returns the truth.
 func Generate(spec Spec, dir string) (*Truth, error) {
+	return generate(spec, dir, Sidecars{})
+}
+
+// generate is Generate, with the sidecar outputs side asks for.
+func generate(spec Spec, dir string, side Sidecars) (*Truth, error) {
 	spec, err := Fit(spec)
 	if err != nil {
 		return nil, err
@@ -94,11 +101,23 @@ func Generate(spec Spec, dir string) (*Truth, error) {
 		return nil, err
 	}
 	w := newWorld(s)
+	if side.LogDir != "" || side.MonitorDir != "" {
+		if w.side, err = newSidecar(w, side); err != nil {
+			return nil, err
+		}
+		defer w.side.close()
+	}
 	last := s.Steps[len(s.Steps)-1]
 	for step := 0; step <= last; step++ {
 		if err := w.runStep(step, slices.Contains(s.Steps, step), dir); err != nil {
 			return nil, err
 		}
+		if err := w.side.endStep(step); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.side.close(); err != nil {
+		return nil, err
 	}
 	t := w.truth()
 	if err := w.applyDamage(dir, t); err != nil {

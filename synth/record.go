@@ -303,6 +303,9 @@ func (r *rk) exit(out ...arg) {
 	}
 	r.mods = r.mods[:len(r.mods)-1]
 	r.chain = f.prev
+	if m := r.w.side.monitorOf(r.rank); m != nil {
+		m.actv(f.m.path, r.step, r.mb, f.in, out)
+	}
 	if !r.dumped || !r.mix {
 		return
 	}

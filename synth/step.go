@@ -34,9 +34,12 @@ func (r *rk) runStep() {
 		if loss != nil && (logged == nil || !logged.tainted()) {
 			logged = loss
 		}
+		r.w.side.loss(r.rank, loss)
 	}
+	r.w.side.unreduced(r, grads)
 	gs := &gradSet{p: grads}
 	r.gradSync(gs)
+	r.w.side.reduced(r, gs)
 	if s.LossLog && mp.last {
 		r.lossLog(logged, r.st.lay.dp)
 	}
@@ -44,6 +47,7 @@ func (r *rk) runStep() {
 		r.clipGrad(gs)
 	}
 	r.optimizer(gs)
+	r.w.side.updated(r)
 }
 
 // accumulateGrads adds the parameter gradients of one more micro-batch into

@@ -146,6 +146,10 @@ func (e *Evidence) earliestStep() (int, bool) {
 	if e.Monitor != nil && e.Monitor.Step != nil && (!ok || *e.Monitor.Step < best) {
 		best, ok = *e.Monitor.Step, true
 	}
+	// parameters listed non-finite after step s were written by its update
+	if e.Log != nil && e.Log.NonFiniteParams != nil && (!ok || e.Log.NonFiniteParams.Step < best) {
+		best, ok = e.Log.NonFiniteParams.Step, true
+	}
 	return best, ok
 }
 
@@ -232,8 +236,8 @@ func (e *Evidence) compareLog(v *Verdict, log *LogEvidence, dumped []int) {
 	}
 	if p := log.NonFiniteParams; p != nil {
 		switch {
-		case p.Step == d && o.Stage != "forward":
-			e.agree("The log lists non-finite parameters after step %d (%s): the %s of the origin step wrote them.", p.Step, strings.Join(first(p.Params, 5), ", "), o.Stage)
+		case p.Step == d:
+			e.agree("The log lists non-finite parameters after step %d (%s): the update of the origin step wrote them.", p.Step, strings.Join(first(p.Params, 5), ", "))
 		case p.Step < d:
 			e.contradict("The log lists non-finite parameters already after step %d (%s), before the dump's origin at step %d.", p.Step, strings.Join(first(p.Params, 5), ", "), d)
 		}
@@ -374,10 +378,10 @@ func evidencePlan(v *Verdict, opt PlanOptions) *Plan {
 	if len(ranks) > 0 {
 		who = rankList(uniqueSorted(ranks)) + " (named by " + strings.Join(from, " and ") + ", with one rank for comparison)"
 	}
-	p.Why = fmt.Sprintf("The first non-finite value shows at step %d; without a dump of it the op and the rank that made it are unknown.", step)
+	p.Why = fmt.Sprintf("The first sign of a non-finite value is at step %d; without a dump of it the op and the rank that made it are unknown.", step)
 	p.Collect = fmt.Sprintf("statistics of every module and API call at steps %s on %s; the step before is included because its backward or update may have made the weights that step %d reads",
 		rangesOf(steps), who, step)
-	p.Then = []string{fmt.Sprintf("nanhunt trace %s --log … --monitor …  (the same evidence, now with the dump)", opt.DumpPath)}
+	p.Then = []string{fmt.Sprintf("nanhunt trace %s, with the same --log and --monitor", opt.DumpPath)}
 	return p
 }
 

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt/monitor"
 	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/trainlog"
 )
 
 // evidenceFlags name the training logs and the monitor output.
@@ -17,12 +25,12 @@ type evidenceFlags struct {
 }
 
 func (f *evidenceFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.logs, "log", nil, "training log file (repeat, or a glob, for one file per rank)")
+	cmd.Flags().StringArrayVar(&f.logs, "log", nil, "training log file, or a glob such as 'logs/rank*.log' (repeatable)")
 	cmd.Flags().StringVar(&f.format, "log-format", "auto", "log format: auto, megatron, deepspeed, json or generic")
-	cmd.Flags().StringArrayVar(&f.patterns, "log-pattern", nil, "pattern for the generic format: step=REGEX, loss=REGEX or grad_norm=REGEX (key names for JSON logs)")
-	cmd.Flags().StringVar(&f.offset, "log-step-offset", "", "dump step = log iteration + this (default: -1 for Megatron, which counts from 1; 0 otherwise)")
-	cmd.Flags().StringVar(&f.monitor, "monitor", "", "msprobe monitor output folder (MONITOR_OUTPUT_DIR)")
-	cmd.Flags().IntVar(&f.tpSize, "tp-size", 0, "tensor-parallel size, to compare the monitor's tensor-parallel partners (consecutive ranks)")
+	cmd.Flags().StringArrayVar(&f.patterns, "log-pattern", nil, "generic format: step=REGEX, loss=REGEX or grad_norm=REGEX (key names in JSON logs); repeatable")
+	cmd.Flags().StringVar(&f.offset, "log-step-offset", "", "dump step = log iteration + this (default -1 for Megatron-LM, which counts from 1; 0 otherwise)")
+	cmd.Flags().StringVar(&f.monitor, "monitor", "", "msprobe monitor output folder (MONITOR_OUTPUT_DIR, or one rank's folder)")
+	cmd.Flags().IntVar(&f.tpSize, "tp-size", 0, "tensor-parallel size: the monitor compares a module across the ranks of its group (consecutive ranks)")
 }
 
 func (f *evidenceFlags) given() bool { return len(f.logs) > 0 || f.monitor != "" }
@@ -33,5 +41,94 @@ func (f *evidenceFlags) combine(v *trace.Verdict, popt trace.PlanOptions) (*trac
 	if !f.given() {
 		return v, nil
 	}
-	return trace.Combine(v, nil, nil, popt), nil
+	var le *trace.LogEvidence
+	var me *trace.MonitorEvidence
+	var warnings []trace.Warning
+	if len(f.logs) > 0 {
+		l, err := f.readLogs()
+		if err != nil {
+			return nil, err
+		}
+		le = trace.LogEvidenceFrom(l)
+		for _, w := range l.Warnings {
+			warnings = append(warnings, trace.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
+		}
+	}
+	if f.monitor != "" {
+		opt := monitor.Options{}
+		if f.tpSize > 1 {
+			opt.Groups = monitor.TPGroups(worldOf(f.monitorRanks()), f.tpSize)
+		}
+		run, err := monitor.Read(f.monitor, opt)
+		if err != nil {
+			return nil, err
+		}
+		me = trace.MonitorEvidenceFrom(run)
+		for _, w := range run.Findings().Warnings {
+			warnings = append(warnings, trace.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
+		}
+	}
+	v = trace.Combine(v, le, me, popt)
+	v.Warnings = append(v.Warnings, warnings...)
+	return v, nil
+}
+
+// readLogs expands globs and reads the logs with the user's format,
+// patterns and step offset.
+func (f *evidenceFlags) readLogs() (*trainlog.Log, error) {
+	opt := trainlog.Options{Format: f.format}
+	for _, p := range f.patterns {
+		name, expr, err := trainlog.ParsePattern(p)
+		if err != nil {
+			return nil, fmt.Errorf("--log-pattern: %w", err)
+		}
+		if err := opt.Patterns.Set(name, expr); err != nil {
+			return nil, fmt.Errorf("--log-pattern: %w", err)
+		}
+	}
+	if f.offset != "" {
+		n, err := strconv.Atoi(f.offset)
+		if err != nil {
+			return nil, fmt.Errorf("--log-step-offset %q: want an integer such as -1", f.offset)
+		}
+		opt.StepOffset = &n
+	}
+	var paths []string
+	for _, l := range f.logs {
+		matches, err := filepath.Glob(l)
+		if err != nil || len(matches) == 0 {
+			paths = append(paths, l) // read as given: a missing file is reported by name
+			continue
+		}
+		paths = append(paths, matches...)
+	}
+	return trainlog.Read(paths, opt)
+}
+
+var rankInName = regexp.MustCompile(`rank[_-]?(\d+)`)
+
+// monitorRanks lists the ranks of the monitor's rank folders, by name.
+func (f *evidenceFlags) monitorRanks() []int {
+	ents, err := os.ReadDir(f.monitor)
+	if err != nil {
+		return nil
+	}
+	var ranks []int
+	for _, e := range ents {
+		if m := rankInName.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+			if r, err := strconv.Atoi(m[1]); err == nil {
+				ranks = append(ranks, r)
+			}
+		}
+	}
+	return ranks
+}
+
+// worldOf is the world size the rank folders imply.
+func worldOf(ranks []int) int {
+	n := 0
+	for _, r := range ranks {
+		n = max(n, r+1)
+	}
+	return n
 }

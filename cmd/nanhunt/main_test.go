@@ -35,8 +35,12 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
+// The fixtures' location is written as $FIXTURES.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
+	if root, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures")); err == nil {
+		got = strings.ReplaceAll(got, root, "$FIXTURES")
+	}
 	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -71,6 +75,9 @@ func TestTraceGolden(t *testing.T) {
 		{"plan-bwd-sqrt-zero-L1.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
 		{"plan-too-late.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7", "--dump-path", "/data/followup"}, exitAnomaly},
 		{"plan-resnet-clean.txt", []string{"plan", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
+		{"evidence-log-only.txt", []string{"trace", "--log", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "train-log", "rank*.json"), "--log-format", "generic"}, exitAnomaly},
+		{"evidence-log-and-dump.txt", []string{"trace", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--log", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "train-log", "rank*.json")}, exitAnomaly},
+		{"evidence-log-and-dump.json", []string{"trace", "--format", "json", filepath.Join(gen, "fwd-log-neg-rank2-step5", "mix"), "--log", filepath.Join(gen, "fwd-log-neg-rank2-step5", "train-log", "rank*.json")}, exitAnomaly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

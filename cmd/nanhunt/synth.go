@@ -156,6 +156,7 @@ func parseList(flag, s string) ([]int, error) {
 func synthCommand() *cobra.Command {
 	var scenario, out string
 	var list bool
+	var side synth.Sidecars
 	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "synth",
@@ -168,6 +169,12 @@ run is built from the flags: world size, dumped steps, model layout, the size
 of each dump.json (the generator adds layers, up to 32 per pipeline stage, then
 micro-batches per step, i.e. gradient accumulation, until each file is about
 --file-mb), and the fault. What was written is reported on stderr.
+
+--log-dir and --monitor-dir also write, from the same simulation, the
+Megatron-LM training log of the last rank (DIR/train.log, one line per
+simulated step) and the msprobe monitor (TrainerMon) output of every rank
+(DIR/<time>-rank<N>-<id>/*.csv, one set of files per step). Both folders
+must lie outside -o.
 
   nanhunt synth --ranks 8 --steps 0-5 --model dense --file-mb 128 \
       --fault exp-overflow --fault-step 5 --fault-ranks 3 -o /data/run`,
@@ -210,12 +217,13 @@ micro-batches per step, i.e. gradient accumulation, until each file is about
 				return err
 			}
 			start := time.Now()
-			truth, err := synth.Generate(fitted, out)
+			truth, err := synth.GenerateWith(fitted, out, side)
 			if err != nil {
 				return err
 			}
 			secs := time.Since(start).Seconds()
 			describeRun(cmd.ErrOrStderr(), &fitted, truth, out, measureDir(out), secs)
+			describeSidecars(cmd.ErrOrStderr(), side)
 			if !custom {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (scenario %s, anomaly %v)\n", out, scenario, truth.Anomaly)
 			}
@@ -225,6 +233,10 @@ micro-batches per step, i.e. gradient accumulation, until each file is about
 	cmd.Flags().StringVar(&scenario, "scenario", "demo", "scenario name (see --list)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "folder to write the run to")
 	cmd.Flags().BoolVar(&list, "list", false, "list the scenarios and fault kinds")
+	cmd.Flags().StringVar(&side.LogDir, "log-dir", "", "also write the Megatron-LM training log of the run to DIR/train.log")
+	cmd.Flags().StringVar(&side.MonitorDir, "monitor-dir", "", "also write the msprobe monitor (TrainerMon) output of every rank under DIR")
+	cmd.Flags().StringSliceVar(&side.MonitorOps, "monitor-ops", nil, "monitor statistics in config order, among min, max, mean, norm, nans (default norm,nans)")
+	cmd.Flags().BoolVar(&side.LogNaNLoss, "log-nan-loss", false, "print a NaN loss as \"lm loss: NAN\" and count non-finite iterations as nan iterations (training_log leaves a NaN loss out)")
 	rf.register(cmd)
 	return cmd
 }
@@ -292,6 +304,17 @@ func describeRun(w io.Writer, s *synth.Spec, t *synth.Truth, dir string, wr writ
 		return
 	}
 	fmt.Fprintf(w, "  truth: %s born at step %d on rank(s) %v in %s (%s)\n", t.Kind, t.Step, t.Ranks, t.Op, t.Stage)
+}
+
+// describeSidecars tells on w where the training log and the monitor
+// output went.
+func describeSidecars(w io.Writer, side synth.Sidecars) {
+	if side.LogDir != "" {
+		fmt.Fprintf(w, "  training log: %s\n", filepath.Join(side.LogDir, "train.log"))
+	}
+	if side.MonitorDir != "" {
+		fmt.Fprintf(w, "  monitor output: %s\n", side.MonitorDir)
+	}
 }
 
 func scenarioSpec(name string) (synth.Spec, bool) {

@@ -16,11 +16,15 @@ func evidenceOnly(v *trace.Verdict) bool {
 // evidenceHeadline is the answer when there is no dump.
 func (p *printer) evidenceHeadline(v *trace.Verdict) {
 	e := v.Evidence
+	verb := "shows"
+	if e.Log != nil && e.Monitor != nil {
+		verb = "show"
+	}
 	if !v.Anomaly {
 		p.f("nanhunt: no NaN or Inf in the %s.\n\n", sources(e))
 		return
 	}
-	p.f("nanhunt: the %s show a non-finite value; no dump yet, so the op and the rank that made it are unknown.\n\n", sources(e))
+	p.f("nanhunt: the %s %s a non-finite value; without a dump the op and the rank that made it are unknown.\n\n", sources(e), verb)
 }
 
 func sources(e *trace.Evidence) string {

@@ -1,0 +1,187 @@
+package synth
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// megatronLog writes train.log, the iteration lines Megatron-LM's
+// training_log prints on the last rank (log_interval 1).
+type megatronLog struct {
+	f          *os.File
+	b          *bufio.Writer
+	spec       *Spec
+	last       []bool // ranks on the last pipeline stage
+	iters      int    // train_iters: every simulated step
+	batch      int    // global batch size
+	lr         float64
+	stepMillis float64 // typical elapsed time per iteration
+	clock      time.Time
+	nanLoss    bool // Sidecars.LogNaNLoss
+}
+
+// newMegatronLog creates dir/train.log (which must not exist) and writes
+// the lines training prints before its first iteration.
+func newMegatronLog(dir string, w *world, nanLoss bool) (*megatronLog, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("synth: create log folder: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "train.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("synth: create training log: %w", err)
+	}
+	s := w.spec
+	l := &megatronLog{f: f, b: bufio.NewWriterSize(f, 64<<10), spec: s, clock: sidecarEpoch,
+		iters: s.Steps[len(s.Steps)-1] + 1, lr: adamLR, nanLoss: nanLoss}
+	if s.Optimizer == "sgd" {
+		l.lr = sgdLR
+	}
+	for _, st := range w.ranks {
+		l.last = append(l.last, st.model.last)
+	}
+	dp := s.Ranks / (s.TP * s.PP)
+	l.batch = s.Batch * s.MicroBatches * dp
+	l.stepMillis = 180 + 35*float64(s.Layers*s.MicroBatches)*math.Sqrt(float64(s.Hidden*s.Seq*s.Batch)/2048)
+	fmt.Fprintf(l.b, "[after dataloaders are built] datetime: %s \n", l.clock.Format(time.DateTime))
+	// building the model and the optimizer takes a few seconds
+	l.clock = l.clock.Add(6 * time.Second)
+	fmt.Fprintf(l.b, "done with setup ...\n")
+	fmt.Fprintf(l.b, "training ...\n")
+	fmt.Fprintf(l.b, "[before the start of training step] datetime: %s \n", l.clock.Format(time.DateTime))
+	return l, nil
+}
+
+// iteration writes the line of one simulated step from the ranks'
+// tallies: the loss averaged over the micro-batches and the ranks that
+// compute it, and the global norm of the reduced gradients.
+func (l *megatronLog) iteration(step int, ranks []rankTally) error {
+	loss, n := 0.0, 0
+	sq, gNaN, gInf := 0.0, false, false
+	for r, t := range ranks {
+		if l.last[r] && t.losses > 0 {
+			loss += t.lossSum / float64(t.losses)
+			n++
+		}
+		sq += t.gradSq
+		gNaN = gNaN || t.gradNaN
+		gInf = gInf || t.gradInf
+	}
+	if n > 0 {
+		loss /= float64(n)
+	} else {
+		loss = math.NaN()
+	}
+	grad := math.Sqrt(sq)
+	switch {
+	case gNaN:
+		grad = math.NaN()
+	case gInf:
+		grad = math.Inf(1)
+	}
+	g := newGen(uint64(l.spec.Seed), uint64(step), 0x109)
+	ms := l.stepMillis * (1 + 0.03*g.n())
+	if step == 0 {
+		ms *= 3.2 // the first iteration compiles and allocates
+	}
+	ms = math.Max(ms, 1)
+	l.clock = l.clock.Add(time.Duration(ms * float64(time.Millisecond)))
+	it := step + 1
+	bad := math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(grad) || math.IsInf(grad, 0)
+
+	b := make([]byte, 0, 400)
+	b = append(b, " ["...)
+	b = l.clock.AppendFormat(b, time.DateTime)
+	b = append(b, "] iteration "...)
+	b = padInt(b, it, 8)
+	b = append(b, '/')
+	b = padInt(b, l.iters, 8)
+	b = append(b, " | consumed samples: "...)
+	b = padInt(b, it*l.batch, 12)
+	b = append(b, " | elapsed time per iteration (ms): "...)
+	b = strconv.AppendFloat(b, ms, 'f', 1, 64)
+	b = append(b, " | learning rate: "...)
+	b = appendPyE(b, l.lr)
+	b = append(b, " | global batch size: "...)
+	b = padInt(b, l.batch, 5)
+	b = append(b, " |"...)
+	// training_log prints an average only when it is above zero
+	if loss > 0 || (l.nanLoss && math.IsNaN(loss)) {
+		b = append(b, " lm loss: "...)
+		b = appendPyE(b, loss)
+		b = append(b, " |"...)
+	}
+	b = append(b, " loss scale: 1.0 | grad norm: "...)
+	b = appendPyFixed3(b, grad)
+	b = append(b, " | number of skipped iterations:   0 | number of nan iterations: "...)
+	nanIters := 0
+	if l.nanLoss && bad {
+		nanIters = 1
+	}
+	b = padInt(b, nanIters, 3)
+	b = append(b, " |\n"...)
+	_, err := l.b.Write(b)
+	if err != nil {
+		return fmt.Errorf("synth: write training log: %w", err)
+	}
+	return nil
+}
+
+// close writes the closing line and closes the file; later calls do
+// nothing.
+func (l *megatronLog) close() error {
+	if l.f == nil {
+		return nil
+	}
+	fmt.Fprintf(l.b, "[after training is done] datetime: %s \n", l.clock.Format(time.DateTime))
+	err := l.b.Flush()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("synth: write training log: %w", err)
+	}
+	return nil
+}
+
+// padInt appends n right-aligned in width columns, as Python's {:Nd}.
+func padInt(b []byte, n, width int) []byte {
+	s := strconv.Itoa(n)
+	for i := len(s); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendPyE appends x as Python's {:.6E} spells it: 2.304512E+00, NAN,
+// INF, -INF.
+func appendPyE(b []byte, x float64) []byte {
+	switch {
+	case math.IsNaN(x):
+		return append(b, "NAN"...)
+	case math.IsInf(x, 1):
+		return append(b, "INF"...)
+	case math.IsInf(x, -1):
+		return append(b, "-INF"...)
+	}
+	return strconv.AppendFloat(b, x, 'E', 6, 64)
+}
+
+// appendPyFixed3 appends x as Python's {:.3f} spells it: 1.234, nan, inf,
+// -inf.
+func appendPyFixed3(b []byte, x float64) []byte {
+	switch {
+	case math.IsNaN(x):
+		return append(b, "nan"...)
+	case math.IsInf(x, 1):
+		return append(b, "inf"...)
+	case math.IsInf(x, -1):
+		return append(b, "-inf"...)
+	}
+	return strconv.AppendFloat(b, x, 'f', 3, 64)
+}

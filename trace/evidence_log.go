@@ -1,0 +1,81 @@
+package trace
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/nanhunt/nanhunt/trainlog"
+)
+
+// LogEvidenceFrom reduces what the training logs say to the verdict's
+// evidence.log.
+func LogEvidenceFrom(l *trainlog.Log) *LogEvidence {
+	s := l.Summary()
+	e := &LogEvidence{
+		LoggedRanks: []int{}, Ranks: []int{}, Skipped: []SkippedIteration{},
+		StageHint: s.StageHint, Mapping: mappingText(s.Mapping),
+	}
+	ranks := map[int]bool{}
+	for _, f := range l.Files {
+		if f.Format == "" {
+			continue
+		}
+		e.Files++
+		if f.Rank >= 0 {
+			ranks[f.Rank] = true
+		}
+		for _, r := range f.Ranks {
+			ranks[r] = true
+		}
+	}
+	for _, pr := range s.PerRank {
+		if pr.Rank >= 0 {
+			ranks[pr.Rank] = true
+		}
+	}
+	for r := range ranks {
+		e.LoggedRanks = append(e.LoggedRanks, r)
+	}
+	sort.Ints(e.LoggedRanks)
+	ev := s.FirstNonFinite
+	leftOut := false
+	if lo := s.FirstLossLeftOut; lo != nil && (ev == nil || lo.Step < ev.Step) {
+		// Megatron-LM prints no loss that is not above 0: a NaN loss
+		// vanishes from its line
+		ev, leftOut = lo, true
+	}
+	if ev != nil {
+		it, st := ev.Iteration, ev.Step
+		e.FirstNaNIteration, e.FirstNaNStep = &it, &st
+		e.FirstNaNMetric, e.Kind = ev.Metric, ev.Kind
+		if leftOut {
+			e.FirstNaNMetric, e.Kind = "loss", "nan"
+		}
+		for _, r := range ev.Ranks {
+			if r >= 0 {
+				e.Ranks = append(e.Ranks, r)
+			}
+		}
+		e.Where = fmt.Sprintf("%s:%d", ev.File, ev.Line)
+		if leftOut {
+			e.Where += " (the loss is missing from the line: Megatron-LM leaves out a loss that is not above 0, NaN included)"
+		}
+	}
+	for _, sk := range s.Skipped {
+		e.Skipped = append(e.Skipped, SkippedIteration{Iteration: sk.Iteration, Step: sk.Step, Ranks: append([]int{}, sk.Ranks...), Reason: sk.Reason})
+	}
+	if p := s.FirstNonFiniteParams; p != nil {
+		e.NonFiniteParams = &ParamsAfterStep{Step: p.Step, Params: append([]string{}, p.Names...)}
+	}
+	return e
+}
+
+func mappingText(m trainlog.Mapping) string {
+	if m.Text == "" {
+		return ""
+	}
+	if m.Source == "" {
+		return m.Text
+	}
+	return m.Text + ", " + m.Source
+}

@@ -1,0 +1,95 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/monitor"
+)
+
+// MonitorEvidenceFrom reduces what msprobe's monitor recorded to the
+// verdict's evidence.monitor; the reader's full findings ride along.
+func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
+	f := r.Findings()
+	e := &MonitorEvidence{Ranks: []int{}, SeenOn: []int{}, Findings: f}
+	o := f.Origin
+	if !f.Found || o == nil {
+		e.Summary = fmt.Sprintf("no NaN or Inf in %d rows of %d files", f.RowsRead, f.FilesRead)
+		return e
+	}
+	step := o.Step
+	e.Step, e.Stage = &step, o.Stage
+	e.Module = o.Row.Name
+	if o.Row.Tensor != "" {
+		e.Module += "." + o.Row.Tensor
+	}
+	var seen []int
+	switch o.Source {
+	case "forward":
+		e.Tensor = "activation"
+		if a := f.Forward; a != nil {
+			seen = a.RanksAnomalous
+			if a.Partners != nil {
+				e.Partners = a.Partners.Reason
+			}
+		}
+	case "backward":
+		e.Tensor = "activation gradient"
+		if a := f.Backward; a != nil {
+			seen = a.RanksAnomalous
+			if a.Partners != nil {
+				e.Partners = a.Partners.Reason
+			}
+		}
+	case "gradients":
+		e.Tensor = "weight gradient"
+		if g := f.Gradients; g != nil {
+			for _, side := range []*monitor.GradSide{g.Before, g.After} {
+				if side != nil {
+					seen = append(seen, side.RanksAnomalous...)
+				}
+			}
+			switch g.Where {
+			case monitor.GradBeforeReduction:
+				e.Reduction = "before"
+			case monitor.GradAfterReduction:
+				e.Reduction = "after"
+			}
+		}
+	case "optimizer":
+		e.Tensor = "optimizer state or updated weight (" + o.Row.Source + ")"
+		if op := f.Optimizer; op != nil {
+			for _, side := range []*monitor.OptSide{op.State, op.Updated, op.Origin} {
+				if side != nil {
+					seen = append(seen, side.RanksAnomalous...)
+				}
+			}
+		}
+	default:
+		e.Tensor = o.Source
+	}
+	e.SeenOn = uniqueSorted(seen)
+	if e.Reduction != "after" {
+		e.Ranks = uniqueSorted(o.Ranks)
+	}
+	kind := o.Row.Kind
+	if kind == "" {
+		kind = "non-finite"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in the %s %s", kind, e.Tensor, e.Module)
+	if len(e.Ranks) > 0 {
+		fmt.Fprintf(&b, " on %s", rankList(e.Ranks))
+	}
+	if e.Stage != "" {
+		fmt.Fprintf(&b, " (%s)", e.Stage)
+	}
+	if o.Reason != "" {
+		fmt.Fprintf(&b, ": %s", o.Reason)
+	}
+	if o.Weak {
+		b.WriteString(" [weak: only an infinite norm of finite values]")
+	}
+	e.Summary = b.String()
+	return e
+}
