@@ -290,6 +290,8 @@ func (e *Evidence) compareMonitor(v *Verdict, mon *MonitorEvidence, dumped []int
 			e.agree("Both name %s as the source.", rankList(o.Ranks))
 		case !overlaps(mon.Ranks, o.Ranks):
 			e.contradict("The monitor's source is %s, the dump's %s.", rankList(mon.Ranks), rankList(o.Ranks))
+		default:
+			e.agree("The dump's source %s is among the ranks the monitor sees it on first (%s); the dump tells them apart.", rankList(o.Ranks), rankList(mon.Ranks))
 		}
 	}
 	switch mon.Reduction {

@@ -72,6 +72,20 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	if e.Reduction != "after" {
 		e.Ranks = uniqueSorted(o.Ranks)
 	}
+	// every rank whose first anomalous row is in the same module at that
+	// step may be the source: a collective inside the module (tensor
+	// parallelism) makes them look alike at module granularity
+	for _, a := range []*monitor.Activations{f.Forward, f.Backward} {
+		if a == nil || a.Step != step || a.First.Source != o.Row.Source {
+			continue
+		}
+		for _, pr := range a.PerRank {
+			if pr.First.Name == o.Row.Name && pr.First.MicroStep == o.Row.MicroStep {
+				e.Ranks = append(e.Ranks, pr.Rank)
+			}
+		}
+		e.Ranks = uniqueSorted(e.Ranks)
+	}
 	kind := o.Row.Kind
 	if kind == "" {
 		kind = "non-finite"

@@ -1,0 +1,64 @@
+package trace
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/monitor"
+	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/trainlog"
+)
+
+// A generated run's dump, its Megatron-LM log and its monitor output,
+// read together: the log's iterations map to the dump's steps by the
+// Megatron default, and nothing contradicts the dump.
+func TestEvidenceFromGeneratedRun(t *testing.T) {
+	for _, name := range []string{"log-negative", "sqrt-zero-backward", "exp-overflow", "cast-overflow"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc, ok := scenarioNamed(name)
+			if !ok {
+				t.Fatalf("no scenario %s", name)
+			}
+			root := t.TempDir()
+			dir := filepath.Join(root, "dump")
+			side := synth.Sidecars{LogDir: filepath.Join(root, "log"), MonitorDir: filepath.Join(root, "monitor"), MonitorOps: []string{"min", "max", "norm", "nans"}}
+			truth, err := synth.GenerateWith(sc.Spec, dir, side)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := trainlog.Read([]string{filepath.Join(side.LogDir, "train.log")}, trainlog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			le := LogEvidenceFrom(l)
+			if le.FirstNaNStep == nil || *le.FirstNaNStep < truth.Step || *le.FirstNaNIteration != *le.FirstNaNStep+1 {
+				t.Fatalf("log evidence %+v: want a first non-finite step at or after %d, iteration = step + 1", le, truth.Step)
+			}
+			run, err := monitor.Read(side.MonitorDir, monitor.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			me := MonitorEvidenceFrom(run)
+			if me.Step == nil || *me.Step != truth.Step {
+				t.Fatalf("monitor evidence %+v: want step %d", me, truth.Step)
+			}
+			v, err := Run(context.Background(), Options{Path: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = Combine(v, le, me, PlanOptions{})
+			e := v.Evidence
+			if len(e.Contradictions) > 0 {
+				t.Errorf("contradictions %q (agreements %q)", e.Contradictions, e.Agreements)
+			}
+			if !anyContains(e.Agreements, "The monitor first shows it at step") {
+				t.Errorf("agreements %q: want the monitor's step to agree", e.Agreements)
+			}
+			if v.Plan == nil || v.Plan.Config.Task != "tensor" {
+				t.Errorf("plan %+v: the dump holds the origin, so the next dump is its tensors", v.Plan)
+			}
+		})
+	}
+}
