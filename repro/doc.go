@@ -1,0 +1,40 @@
+// Package repro writes a single-op reproduction case from an msprobe
+// "tensor"-task dump: the saved input tensors of one dump.json entry, a
+// case.json that describes the call, and a repro.py that re-runs the call
+// alone with PyTorch and tells whether the NaN/Inf comes back.
+//
+// A case folder holds
+//
+//	*.pt         the tensors repro.py loads, copied under their data_name
+//	case.json    entry, api, direction, step, rank, how the API is called,
+//	             the non-tensor arguments with their positions (input_args
+//	             index, input_kwargs key) and the recorded Max/Min/Mean/Norm
+//	             of every output slot (schema nanhunt/repro-case/v1)
+//	repro.py     the call, rebuilt; needs Python 3.9+ and torch 1.13+ only
+//
+// For a forward entry, repro.py loads the saved inputs, calls the API with
+// the arguments in place (Torch.x is torch.x, Functional.x
+// torch.nn.functional.x, Tensor.x a method of the first argument, NPU.x
+// torch_npu.x, Aten.x torch.ops.aten.x) and compares the outputs with the
+// recorded statistics. For a backward entry, it loads the inputs of the
+// forward entry with the same name, sets requires_grad on the floating-point
+// ones whose gradient was recorded, re-runs the forward, calls
+// torch.autograd.backward with the saved gradients of the outputs (the
+// backward entry's "input"), and compares each input's .grad with the
+// backward entry's "output" slot of the same position. msprobe records the
+// gradients leaving the last autograd node an API created, so for composite
+// APIs the slots may not line up; repro.py then says the shapes differ.
+//
+// repro.py exits 1 when its results hold NaN or Inf (the value comes back),
+// 0 when they are finite, and 2 when the call cannot run: a torch.distributed
+// call (it needs the other ranks), a custom API until its import is written
+// into the marked TODO, a missing device or module, or an exception.
+//
+// The Go side decides everything it can (which Python callable an entry
+// name maps to, what each non-tensor argument was, which saved gradient
+// goes with which output), so that repro.py stays plain and readable. Every
+// string taken from dump.json reaches repro.py as an escaped Python literal
+// or a sanitised comment.
+//
+// Nothing is ever written inside the dump.
+package repro
