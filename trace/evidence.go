@@ -77,7 +77,8 @@ type MonitorEvidence struct {
 	Reduction string `json:"reduction,omitempty"`
 	// Partners compares tensor-parallel partners of the module.
 	Partners string `json:"partners,omitempty"`
-	Summary  string `json:"summary"`
+	Summary  string `json:"summary"` // one line: what, where, when
+	Reason   string `json:"reason"`  // how the monitor reader decided`
 	// Findings is the monitor reader's full account.
 	Findings any `json:"findings,omitempty"`
 }

@@ -98,9 +98,7 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	if e.Stage != "" {
 		fmt.Fprintf(&b, " (%s)", e.Stage)
 	}
-	if o.Reason != "" {
-		fmt.Fprintf(&b, ": %s", o.Reason)
-	}
+	e.Reason = o.Reason
 	if o.Weak {
 		b.WriteString(" [weak: only an infinite norm of finite values]")
 	}

@@ -78,6 +78,9 @@ func (p *printer) evidence(v *trace.Verdict) {
 			p.f("  monitor: no non-finite value recorded\n")
 		} else {
 			p.f("  monitor: step %d: %s\n", *m.Step, m.Summary)
+			if m.Reason != "" {
+				p.f("           %s\n", m.Reason)
+			}
 			if m.Partners != "" {
 				p.f("           %s\n", m.Partners)
 			}
