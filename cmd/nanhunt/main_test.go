@@ -228,3 +228,25 @@ func TestPlanFromSavedVerdict(t *testing.T) {
 		t.Errorf("written config: %v\n%s", err, data)
 	}
 }
+
+// A generated run with its Megatron log and monitor output, traced with
+// all three: the evidence agrees with the dump.
+func TestSynthSidecarsThenTrace(t *testing.T) {
+	root := t.TempDir()
+	dump, logs, mon := filepath.Join(root, "dump"), filepath.Join(root, "logs"), filepath.Join(root, "monitor")
+	if _, errOut, code := runCLI(t, "synth", "--scenario", "sqrt-zero-backward", "-o", dump, "--log-dir", logs, "--monitor-dir", mon, "--monitor-ops", "min,max,norm,nans"); code != exitClean {
+		t.Fatalf("synth exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "trace", dump, "--log", filepath.Join(logs, "*.log"), "--monitor", mon)
+	if code != exitAnomaly || errOut != "" {
+		t.Fatalf("trace exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "step = iteration - 1, default for megatron") || strings.Contains(out, "differs:") || strings.Count(out, "agrees:") < 4 {
+		t.Errorf("evidence section:\n%s", out)
+	}
+	// without the dump: the plan dumps the step the evidence points at
+	out, _, code = runCLI(t, "trace", "--log", filepath.Join(logs, "train.log"), "--monitor", mon, "--format", "json")
+	if code != exitAnomaly || !strings.Contains(out, `"task": "statistics"`) && !strings.Contains(out, `"task":"statistics"`) {
+		t.Errorf("exit %d, evidence-only verdict:\n%s", code, out)
+	}
+}
