@@ -25,7 +25,7 @@ type traceFlags struct {
 
 func (f *traceFlags) register(cmd *cobra.Command) {
 	f.registerAnalysis(cmd)
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json (the stable verdict) or markdown (a summary for an issue tracker)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
 	f.evidence.register(cmd)
 }
@@ -52,9 +52,9 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 		}
 	}
 	switch f.format {
-	case "", "text", "json":
+	case "", "text", "json", "markdown":
 	default:
-		return opt, fmt.Errorf("--format %q: want text or json", f.format)
+		return opt, fmt.Errorf("--format %q: want text, json or markdown", f.format)
 	}
 	return opt, nil
 }
@@ -84,10 +84,14 @@ msprobe config.json for it.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&f.html, "html", "", "also write the report as one offline HTML page to this file")
 	return cmd
 }
 
 func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
+	if f.html != "" && path != "" && dump.Inside(f.html, path) {
+		return fmt.Errorf("refusing to write %s inside the dump folder %s", f.html, path)
+	}
 	v, err := analyse(cmd, path, f, trace.PlanOptions{})
 	if err != nil {
 		return err
@@ -102,6 +106,11 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	}
 	if err := closeOut(); err != nil {
 		return err
+	}
+	if f.html != "" {
+		if err := writeHTMLReport(f.html, v, path); err != nil {
+			return err
+		}
 	}
 	if v.Anomaly {
 		setExit(cmd, exitAnomaly)
@@ -134,8 +143,11 @@ func analyse(cmd *cobra.Command, path string, f *traceFlags, popt trace.PlanOpti
 }
 
 func write(w io.Writer, format string, v *trace.Verdict) error {
-	if format == "json" {
+	switch format {
+	case "json":
 		return report.JSON(w, v)
+	case "markdown":
+		return report.Markdown(w, v)
 	}
 	return report.Text(w, v)
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/internal/htmlreport"
+	"github.com/nanhunt/nanhunt/internal/report"
+	"github.com/nanhunt/nanhunt/trace"
+)
+
+// reportFlags are the flags of nanhunt report.
+type reportFlags struct {
+	format   string
+	output   string
+	html     string
+	markdown string
+	dump     string
+}
+
+func reportCommand() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report VERDICT.json",
+		Short: "Write a saved verdict as an HTML page or a Markdown summary",
+		Long: `report reads a verdict saved by nanhunt trace --format json and writes it
+for people:
+
+  --format html      one self-contained page (no network needed to view it):
+                     the verdict, a picture of how the anomaly spread over ranks
+                     and steps, the origin rank's timeline, the module chain and
+                     code, and every list of the verdict
+  --format markdown  a compact summary to paste into an issue (the default)
+  --format text      the text report of nanhunt trace
+
+-o FILE writes to a file instead of stdout. --html FILE and --markdown FILE
+write those formats to files, and may be given together.
+
+With --dump DIR (the dump the verdict was made from), the page also reads the
+origin rank's dump.json around the root op to show each call's statistics;
+a missing or damaged file is a warning on the page. Nothing is ever written
+inside DIR.
+
+Exit status: 0 no anomaly, 1 the verdict holds an anomaly, 2 unusable input
+or bad usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd, args[0], &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.format, "format", "markdown", "output format: markdown, html or text")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write to this file instead of stdout")
+	cmd.Flags().StringVar(&f.html, "html", "", "write the HTML page to this file")
+	cmd.Flags().StringVar(&f.markdown, "markdown", "", "write the Markdown summary to this file")
+	cmd.Flags().StringVar(&f.dump, "dump", "", "the dump the verdict was made from, for the origin timeline of the HTML page")
+	return cmd
+}
+
+func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
+	switch f.format {
+	case "markdown", "md", "html", "text":
+	default:
+		return fmt.Errorf("--format %q: want markdown, html or text", f.format)
+	}
+	files := f.html != "" || f.markdown != ""
+	if files && (f.output != "" || cmd.Flags().Changed("format")) {
+		return errors.New("--html and --markdown write files of their own: give them without --format and -o")
+	}
+	v, err := readVerdict(path)
+	if err != nil {
+		return err
+	}
+	if f.html != "" {
+		if err := writeHTMLReport(f.html, v, f.dump); err != nil {
+			return err
+		}
+	}
+	if f.markdown != "" {
+		if err := writeFile(f.markdown, f.dump, func(w io.Writer) error { return report.Markdown(w, v) }); err != nil {
+			return err
+		}
+	}
+	if !files {
+		w, closeOut, err := openOutput(f.output, f.dump, cmd.OutOrStdout())
+		if err != nil {
+			return err
+		}
+		var werr error
+		switch f.format {
+		case "html":
+			werr = htmlreport.Write(w, v, htmlreport.Options{DumpPath: f.dump})
+		case "text":
+			werr = report.Text(w, v)
+		default:
+			werr = report.Markdown(w, v)
+		}
+		if cerr := closeOut(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return werr
+		}
+	}
+	if v.Anomaly {
+		setExit(cmd, exitAnomaly)
+	}
+	return nil
+}
+
+// maxVerdictBytes bounds the verdict file read into memory.
+const maxVerdictBytes = 256 << 20
+
+// readVerdict reads a verdict saved with --format json.
+func readVerdict(path string) (*trace.Verdict, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, maxVerdictBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > maxVerdictBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, not a verdict", path, maxVerdictBytes>>20)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON verdict: %w", path, err)
+	}
+	if !strings.HasPrefix(head.Schema, "nanhunt/verdict/") {
+		return nil, fmt.Errorf("%s: not a nanhunt verdict (schema %q; write one with nanhunt trace --format json)", path, head.Schema)
+	}
+	var v trace.Verdict
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &v, nil
+}
+
+// writeHTMLReport writes the verdict as an HTML page to path, never inside
+// the dump. dumpPath, when set, is the dump the verdict was made from: the
+// page reads the origin rank's timeline from it.
+func writeHTMLReport(path string, v *trace.Verdict, dumpPath string) error {
+	return writeFile(path, dumpPath, func(w io.Writer) error {
+		return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
+	})
+}
+
+// writeFile writes a report to path (never inside the dump); a failed
+// write leaves no half-written file behind.
+func writeFile(path, dumpPath string, write func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return errors.New("a report file name is required")
+	}
+	w, closeOut, err := openOutput(path, dumpPath, nil)
+	if err != nil {
+		return err
+	}
+	err = write(w)
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
