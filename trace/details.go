@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
@@ -26,22 +27,7 @@ func readEntry(file string, offset, end int64) (*dump.Entry, error) {
 func tensorStats(e *dump.Entry) (in, out []TensorStat) {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
-		ts := TensorStat{
-			Slot:  t.Field.String() + "." + t.Slot,
-			Dtype: t.Dtype,
-			Shape: t.Shape,
-			Max:   num(t.Max), Min: num(t.Min), Mean: num(t.Mean), Norm: num(t.Norm),
-			Holds: t.Class().String(),
-		}
-		if t.Field == dump.ParamGrads {
-			ts.Slot = t.Slot
-		}
-		if !t.HasStats() {
-			ts.Holds = "unknown"
-		}
-		if ts.Shape == nil {
-			ts.Shape = []int{}
-		}
+		ts := TensorStatOf(t)
 		if t.Field == dump.Output || t.Field == dump.ParamGrads {
 			out = append(out, ts)
 		} else {
@@ -49,6 +35,28 @@ func tensorStats(e *dump.Entry) (in, out []TensorStat) {
 		}
 	}
 	return in, out
+}
+
+// TensorStatOf is the report row of one tensor of an entry. It copies what
+// it keeps, so the entry's buffers may be reused.
+func TensorStatOf(t *dump.Tensor) TensorStat {
+	ts := TensorStat{
+		Slot:  t.Field.String() + "." + t.Slot,
+		Dtype: t.Dtype,
+		Shape: slices.Clone(t.Shape),
+		Max:   num(t.Max), Min: num(t.Min), Mean: num(t.Mean), Norm: num(t.Norm),
+		Holds: t.Class().String(),
+	}
+	if t.Field == dump.ParamGrads {
+		ts.Slot = t.Slot
+	}
+	if !t.HasStats() {
+		ts.Holds = "unknown"
+	}
+	if ts.Shape == nil {
+		ts.Shape = []int{}
+	}
+	return ts
 }
 
 func num(s dump.Stat) Number {

@@ -25,17 +25,13 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	}
 	var seen []int
 	switch o.Source {
-	case "forward":
+	case "forward", "backward":
+		a := f.Forward
 		e.Tensor = "activation"
-		if a := f.Forward; a != nil {
-			seen = a.RanksAnomalous
-			if a.Partners != nil {
-				e.Partners = a.Partners.Reason
-			}
+		if o.Source == "backward" {
+			a, e.Tensor = f.Backward, "activation gradient"
 		}
-	case "backward":
-		e.Tensor = "activation gradient"
-		if a := f.Backward; a != nil {
+		if a != nil {
 			seen = a.RanksAnomalous
 			if a.Partners != nil {
 				e.Partners = a.Partners.Reason

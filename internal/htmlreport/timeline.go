@@ -324,7 +324,7 @@ func callOf(e *dump.Entry, role, note string) Call {
 	hasOut := false
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
-		ts := tensorStat(t)
+		ts := trace.TensorStatOf(t)
 		isOut := t.Field == dump.Output || t.Field == dump.ParamGrads
 		if isOut {
 			out |= t.Class()
@@ -345,31 +345,3 @@ func callOf(e *dump.Entry, role, note string) Call {
 	return c
 }
 
-func tensorStat(t *dump.Tensor) trace.TensorStat {
-	ts := trace.TensorStat{
-		Slot:  t.Field.String() + "." + t.Slot,
-		Dtype: t.Dtype,
-		Shape: t.Shape,
-		Max:   number(t.Max), Min: number(t.Min), Mean: number(t.Mean), Norm: number(t.Norm),
-		Holds: t.Class().String(),
-	}
-	if t.Field == dump.ParamGrads {
-		ts.Slot = t.Slot
-	}
-	if !t.HasStats() {
-		ts.Holds = "unknown"
-	}
-	if ts.Shape == nil {
-		ts.Shape = []int{}
-	} else {
-		ts.Shape = slices.Clone(ts.Shape)
-	}
-	return ts
-}
-
-func number(s dump.Stat) trace.Number {
-	if s.Kind != dump.StatNumber && s.Kind != dump.StatBool {
-		return trace.Number{}
-	}
-	return trace.Number{Value: s.Value, Valid: true}
-}
