@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"errors"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,17 +17,7 @@ import (
 )
 
 // sharedDir is the fixtures folder next to the repository (CI has it there).
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func sharedDir(t testing.TB) string { return fixturedir.Dir(t) }
 
 // readAll reads every entry the Reader yields.
 func readAll(r io.Reader, details bool, window int) ([]oEntry, Header, error) {
@@ -301,7 +292,8 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`{"data": {"Distributed.isend.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1e309, "Min": 0}, {"type": "int", "value": 1}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}}, "output": [{"class_type": "P2POp", "tensor": {"Max": -1e400, "Min": 0}, "op": "isend", "peer": 2}]}}, "framework": "pytorch"}`))
 	f.Add([]byte(`{"data": {"a.b.0.forward": {"input_kwargs": {"value": {"type": "float", "value": -Infinity}, "x": {"k": [{"type": "T", "shape": [0], "Max": null}]}}}}}`))
 	f.Add([]byte("{\"data\": {\"e\\u0041.b.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", \"Max\": \"\\u006Ean\", \"Min\": 0}]}}}"))
-	if dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "msprobe-real", "mix-no-framework-key", "dump.json")); err == nil {
+	if root, err := fixturedir.Root(); err == nil {
+		dir := filepath.Join(root, "msprobe-real", "mix-no-framework-key", "dump.json")
 		if data, err := os.ReadFile(dir); err == nil {
 			f.Add(data)
 		}

@@ -3,6 +3,7 @@ package msprobe
 import (
 	"encoding/json"
 	"flag"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,13 +15,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // The configs of the real msprobe runs behind the shared fixtures pass.
 func TestValidateRealConfigs(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "msprobe-generated"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := fixturedir.Dir(t, "msprobe-generated")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "msprobe-config", "*.json"))
 	if len(files) == 0 {
-		t.Skipf("no msprobe configs under %s (the shared fixtures are expected next to the repository)", root)
+		t.Fatalf("no msprobe configs under %s", root)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,17 +41,7 @@ func needTorch(t *testing.T) {
 }
 
 // fixtures returns ../shared/fixtures, or skips when it is absent.
-func fixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 // runScript runs a case's repro.py and returns its exit status and output.
 func runScript(t *testing.T, dir string, args ...string) (int, string) {

@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"encoding/json"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,17 +14,7 @@ import (
 )
 
 // fixtures returns ../shared/fixtures, or skips when it is absent.
-func fixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 // groundTruth is the part of a scenario's ground_truth.json the verdict is
 // checked against.

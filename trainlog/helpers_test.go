@@ -3,6 +3,7 @@ package trainlog
 import (
 	"encoding/json"
 	"flag"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,14 +93,4 @@ func pad3(n int) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // fixtures returns ../../shared/fixtures/msprobe-generated, or skips.
-func fixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "msprobe-generated"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t testing.TB) string { return fixturedir.Dir(t, "msprobe-generated") }

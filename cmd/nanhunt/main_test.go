@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/msprobe"
 	"os"
 	"path/filepath"
@@ -15,17 +16,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func fixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -38,7 +29,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // The fixtures' location is written as $FIXTURES.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	if root, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures")); err == nil {
+	if root, err := fixturedir.Root(); err == nil {
 		got = strings.ReplaceAll(got, root, "$FIXTURES")
 	}
 	path := filepath.Join("testdata", name)

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"errors"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,17 +17,7 @@ import (
 
 // fixtures is ../shared/fixtures next to the repository; tests that need it
 // skip when it is absent.
-func fixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t testing.TB) string { return fixturedir.Dir(t) }
 
 // generate writes a synth scenario to a temporary folder.
 func generate(t testing.TB, name string) string {

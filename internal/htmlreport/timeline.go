@@ -344,4 +344,3 @@ func callOf(e *dump.Entry, role, note string) Call {
 	}
 	return c
 }
-

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"bytes"
 	"context"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,17 +14,7 @@ import (
 )
 
 // fixtures returns ../shared/fixtures next to the repository, or skips.
-func fixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
-	}
-	return dir
-}
+func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 func traceDump(t *testing.T, path string) *trace.Verdict {
 	t.Helper()

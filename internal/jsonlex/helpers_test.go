@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"io"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,13 @@ func errString(err error) string {
 }
 
 // sharedDir is the project's shared folder, next to the work tree.
-var sharedDir = filepath.Join("..", "..", "..", "shared")
+var sharedDir = func() string {
+	root, err := fixturedir.Root()
+	if err != nil {
+		return filepath.Join("..", "..", "..", "shared")
+	}
+	return filepath.Dir(root)
+}()
 
 // The oracle is jsontext, which rejects the bare tokens: bareShim rewrites
 // them (outside strings) to strings that carry a marker. The marker starts
