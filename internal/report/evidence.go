@@ -48,7 +48,7 @@ func (p *printer) evidence(v *trace.Verdict) {
 	if l := e.Log; l != nil {
 		switch {
 		case l.FirstNaNStep == nil:
-			p.f("  log:     no non-finite loss or grad norm (%s)\n", plural(l.Files, "file", "files"))
+			p.f("  log:     no non-finite loss or grad norm (%d %s)\n", l.Files, plural(l.Files, "file", "files"))
 		default:
 			it := *l.FirstNaNStep
 			if l.FirstNaNIteration != nil {
