@@ -348,7 +348,7 @@ func evidencePlan(v *Verdict, opt PlanOptions) *Plan {
 	}
 	var ranks []int
 	var from []string
-	if e.Monitor != nil && e.Monitor.Step != nil && *e.Monitor.Step == step && len(e.Monitor.Ranks) > 0 && len(e.Monitor.Ranks) < len(e.Monitor.SeenOn)+1 {
+	if e.Monitor != nil && e.Monitor.Step != nil && *e.Monitor.Step == step && len(e.Monitor.Ranks) > 0 {
 		ranks = append(ranks, e.Monitor.Ranks...)
 		from = append(from, "the monitor")
 	}
@@ -365,11 +365,16 @@ func evidencePlan(v *Verdict, opt PlanOptions) *Plan {
 		if e.Monitor != nil {
 			pool = append(pool, e.Monitor.SeenOn...)
 		}
+		added := false
 		for _, r := range uniqueSorted(pool) {
 			if !slices.Contains(ranks, r) {
 				ranks = append(ranks, r)
+				added = true
 				break
 			}
+		}
+		if !added {
+			ranks, from = nil, nil // they name every rank there is
 		}
 	}
 	steps := []int{step}
