@@ -65,9 +65,11 @@ type MonitorEvidence struct {
 	// Ranks are where it shows first: the module's rank(s) with clean
 	// inputs, or the ranks whose local gradients held it.
 	Ranks []int `json:"ranks"`
-	// SeenOn are all ranks showing it at that step.
-	SeenOn []int  `json:"seen_on"`
-	Module string `json:"module"` // module or parameter name, as the monitor wrote it
+	// SeenOn are all ranks showing it at that step; Recorded all the
+	// ranks the monitor wrote.
+	SeenOn   []int  `json:"seen_on"`
+	Recorded []int  `json:"recorded_ranks"`
+	Module   string `json:"module"` // module or parameter name, as the monitor wrote it
 	// Tensor is what held it: activation input/output, activation
 	// gradient, weight gradient, optimizer state, parameter.
 	Tensor string `json:"tensor"`
@@ -363,7 +365,7 @@ func evidencePlan(v *Verdict, opt PlanOptions) *Plan {
 			pool = append(pool, e.Log.LoggedRanks...)
 		}
 		if e.Monitor != nil {
-			pool = append(pool, e.Monitor.SeenOn...)
+			pool = append(pool, e.Monitor.Recorded...)
 		}
 		added := false
 		for _, r := range uniqueSorted(pool) {

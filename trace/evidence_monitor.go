@@ -11,7 +11,7 @@ import (
 // verdict's evidence.monitor; the reader's full findings ride along.
 func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	f := r.Findings()
-	e := &MonitorEvidence{Ranks: []int{}, SeenOn: []int{}, Findings: f}
+	e := &MonitorEvidence{Ranks: []int{}, SeenOn: []int{}, Recorded: uniqueSorted(f.Ranks), Findings: f}
 	o := f.Origin
 	if !f.Found || o == nil {
 		e.Summary = fmt.Sprintf("no NaN or Inf in %d rows of %d files", f.RowsRead, f.FilesRead)

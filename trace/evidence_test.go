@@ -32,7 +32,7 @@ func TestCombine(t *testing.T) {
 			Ranks: ranks, LoggedRanks: []int{0, 1, 2, 3}, Mapping: "step = iteration - 1"}
 	}
 	monAt := func(step int, stage, reduction string, ranks ...int) *MonitorEvidence {
-		return &MonitorEvidence{Step: intp(step), Stage: stage, Reduction: reduction, Ranks: ranks, SeenOn: []int{0, 1, 2, 3}, Module: "encoder_0.output", Summary: "test"}
+		return &MonitorEvidence{Step: intp(step), Stage: stage, Reduction: reduction, Ranks: ranks, SeenOn: []int{0, 1, 2, 3}, Recorded: []int{0, 1, 2, 3}, Module: "encoder_0.output", Summary: "test"}
 	}
 	for _, tc := range []struct {
 		name       string
@@ -111,7 +111,7 @@ func TestCombineCleanEvidence(t *testing.T) {
 // The monitor's source ranks narrow the plan to them plus one rank to
 // compare with.
 func TestEvidencePlanRanks(t *testing.T) {
-	mon := &MonitorEvidence{Step: intp(3), Stage: "backward", Reduction: "before", Ranks: []int{5}, SeenOn: []int{4, 5, 6, 7}}
+	mon := &MonitorEvidence{Step: intp(3), Stage: "backward", Reduction: "before", Ranks: []int{5}, SeenOn: []int{5}, Recorded: []int{4, 5, 6, 7}}
 	v := Combine(nil, nil, mon, PlanOptions{DumpPath: "/d"})
 	if v.Plan == nil {
 		t.Fatal("no plan")
@@ -132,4 +132,13 @@ func anyContains(list []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// When the monitor names every rank it recorded, the plan dumps every rank.
+func TestEvidencePlanAllRanks(t *testing.T) {
+	mon := &MonitorEvidence{Step: intp(3), Stage: "forward", Ranks: []int{0, 1}, SeenOn: []int{0, 1}, Recorded: []int{0, 1}}
+	v := Combine(nil, nil, mon, PlanOptions{})
+	if v.Plan == nil || len(v.Plan.Config.Rank) != 0 || strings.Contains(v.Plan.Collect, "named by") {
+		t.Errorf("plan %+v, want every rank", v.Plan)
+	}
 }
