@@ -39,10 +39,15 @@ func LogEvidenceFrom(l *trainlog.Log) *LogEvidence {
 	sort.Ints(e.LoggedRanks)
 	ev := s.FirstNonFinite
 	leftOut := false
-	if lo := s.FirstLossLeftOut; lo != nil && (ev == nil || lo.Step < ev.Step) {
+	if lo := s.FirstLossLeftOut; lo != nil && (ev == nil || lo.Step <= ev.Step) {
 		// Megatron-LM prints no loss that is not above 0: a NaN loss
-		// vanishes from its line
+		// vanishes from its line. The loss is computed before the
+		// gradients, so a loss gone at the step the grad norm went
+		// non-finite points at the forward.
 		ev, leftOut = lo, true
+		if e.StageHint == "" {
+			e.StageHint = trainlog.StageForward
+		}
 	}
 	if ev != nil {
 		it, st := ev.Iteration, ev.Step

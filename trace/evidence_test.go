@@ -1,8 +1,13 @@
 package trace
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/trainlog"
 )
 
 func intp(i int) *int { return &i }
@@ -140,5 +145,31 @@ func TestEvidencePlanAllRanks(t *testing.T) {
 	v := Combine(nil, nil, mon, PlanOptions{})
 	if v.Plan == nil || len(v.Plan.Config.Rank) != 0 || strings.Contains(v.Plan.Collect, "named by") {
 		t.Errorf("plan %+v, want every rank", v.Plan)
+	}
+}
+
+// Megatron-LM leaves a NaN loss out of its line: a loss gone at the
+// iteration the grad norm turned NaN is the first NaN loss, a forward sign.
+func TestLogEvidenceLossLeftOut(t *testing.T) {
+	line := func(it int, loss, grad string) string {
+		s := fmt.Sprintf(" [2026-01-01 00:00:0%d] iteration %8d/     100 | consumed samples: %12d | ", it, it, 8*it)
+		if loss != "" {
+			s += "lm loss: " + loss + " | "
+		}
+		return s + "loss scale: 1.0 | grad norm: " + grad + " | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+	}
+	path := filepath.Join(t.TempDir(), "train.log")
+	text := line(1, "7.100000E+00", "3.210") + line(2, "7.000000E+00", "3.100") + line(3, "", "nan") + line(4, "", "nan")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := trainlog.Read([]string{path}, trainlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := LogEvidenceFrom(l)
+	if e.FirstNaNStep == nil || *e.FirstNaNStep != 2 || *e.FirstNaNIteration != 3 || e.FirstNaNMetric != "loss" || e.StageHint != "forward" ||
+		!strings.Contains(e.Where, "missing from the line") {
+		t.Errorf("evidence %+v: want a NaN loss (left out) at iteration 3 = step 2, forward", e)
 	}
 }
