@@ -96,7 +96,7 @@ func TestTraceJSONSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"schema", "anomaly", "origin", "first_nan", "carrier", "candidates", "suppressed", "warnings"} {
+	for _, key := range []string{"schema", "anomaly", "origin", "first_nan", "carrier", "candidates", "suppressed", "warnings", "steps", "plan"} {
 		if _, ok := raw[key]; !ok {
 			t.Errorf("JSON verdict lacks %q", key)
 		}
