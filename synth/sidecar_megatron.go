@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -161,13 +162,8 @@ func padInt(b []byte, n, width int) []byte {
 // appendPyE appends x as Python's {:.6E} spells it: 2.304512E+00, NAN,
 // INF, -INF.
 func appendPyE(b []byte, x float64) []byte {
-	switch {
-	case math.IsNaN(x):
-		return append(b, "NAN"...)
-	case math.IsInf(x, 1):
-		return append(b, "INF"...)
-	case math.IsInf(x, -1):
-		return append(b, "-INF"...)
+	if nf := pyNonFinite(x, true); nf != "" {
+		return append(b, nf...)
 	}
 	return strconv.AppendFloat(b, x, 'E', 6, 64)
 }
@@ -175,13 +171,26 @@ func appendPyE(b []byte, x float64) []byte {
 // appendPyFixed3 appends x as Python's {:.3f} spells it: 1.234, nan, inf,
 // -inf.
 func appendPyFixed3(b []byte, x float64) []byte {
-	switch {
-	case math.IsNaN(x):
-		return append(b, "nan"...)
-	case math.IsInf(x, 1):
-		return append(b, "inf"...)
-	case math.IsInf(x, -1):
-		return append(b, "-inf"...)
+	if nf := pyNonFinite(x, false); nf != "" {
+		return append(b, nf...)
 	}
 	return strconv.AppendFloat(b, x, 'f', 3, 64)
+}
+
+// pyNonFinite is how Python formats a non-finite x (upper case for the E
+// and F formats), or "" when x is finite.
+func pyNonFinite(x float64, upper bool) string {
+	s := ""
+	switch {
+	case math.IsNaN(x):
+		s = "nan"
+	case math.IsInf(x, 1):
+		s = "inf"
+	case math.IsInf(x, -1):
+		s = "-inf"
+	}
+	if upper {
+		return strings.ToUpper(s)
+	}
+	return s
 }

@@ -297,13 +297,8 @@ func appendMonitorExtreme(b []byte, t *tensor, op string) []byte {
 // appendMonitorFloat appends x as pandas writes a value rounded to six
 // decimals: Python's repr, nan, inf, -inf.
 func appendMonitorFloat(b []byte, x float64) []byte {
-	switch {
-	case math.IsNaN(x):
-		return append(b, "nan"...)
-	case math.IsInf(x, 1):
-		return append(b, "inf"...)
-	case math.IsInf(x, -1):
-		return append(b, "-inf"...)
+	if nf := pyNonFinite(x, false); nf != "" {
+		return append(b, nf...)
 	}
 	if r := x * monitorNDigits; math.Abs(r) < 1<<53 {
 		x = math.RoundToEven(r) / monitorNDigits
