@@ -1,37 +1,17 @@
 package dump
 
-import "strings"
+import "github.com/nanhunt/nanhunt/nonfinite"
 
-// Class is a set of non-finite values: what a tensor (or a statistic, or a
-// number argument) holds besides finite numbers.
-type Class uint8
+// Class is a set of non-finite values (see package nonfinite).
+type Class = nonfinite.Class
 
+// The non-finite values.
 const (
-	NaN Class = 1 << iota
-	PosInf
-	NegInf
-
-	// Inf is either infinity.
-	Inf = PosInf | NegInf
+	NaN    = nonfinite.NaN
+	PosInf = nonfinite.PosInf
+	NegInf = nonfinite.NegInf
+	Inf    = nonfinite.Inf
 )
-
-// String writes a class the way the verdict does: "nan", "+inf", "nan,-inf".
-func (c Class) String() string {
-	if c == 0 {
-		return "finite"
-	}
-	var parts []string
-	if c&NaN != 0 {
-		parts = append(parts, "nan")
-	}
-	if c&PosInf != 0 {
-		parts = append(parts, "+inf")
-	}
-	if c&NegInf != 0 {
-		parts = append(parts, "-inf")
-	}
-	return strings.Join(parts, ",")
-}
 
 // StatKind says what a statistic field held.
 type StatKind uint8
@@ -142,6 +122,19 @@ type Entry struct {
 	HasOutput bool // an "output" key was present
 	Fields    uint16
 	Skipped   bool // ReaderOptions.Select passed it by: only name, index and range are set
+
+	// NumArgs is the number of items of input_args, null items included;
+	// Kwargs the keys of input_kwargs in the order they were written
+	// (msprobe records a collective's output as the positional arguments
+	// followed by the keyword arguments in that order).
+	NumArgs int
+	Kwargs  []string
+	// Recompute: msprobe marked the call "is_recompute": true (a forward
+	// call re-run by activation checkpointing during the backward).
+	Recompute bool
+	// OddStatKeys: a Max or Min key was spelled otherwise than msprobe
+	// spells it ("max", "MIN"), and read all the same.
+	OddStatKeys bool
 }
 
 // Has reports whether the entry had the given field.
@@ -154,6 +147,10 @@ func (e *Entry) reset() {
 	e.HasOutput = false
 	e.Fields = 0
 	e.Skipped = false
+	e.NumArgs = 0
+	e.Kwargs = e.Kwargs[:0]
+	e.Recompute = false
+	e.OddStatKeys = false
 }
 
 // Header is the top of dump.json, outside "data".

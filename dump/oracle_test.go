@@ -3,6 +3,7 @@ package dump
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -174,7 +175,7 @@ func (o *oracle) value(v *jsonoracle.Node, loc slotLoc) {
 func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 	var typ, classType, dtype, dataName string
 	var tensorKeys, empty, checksum, rg, hasGroup, hasValue bool
-	var cls, valueCls Class
+	var maxCls, minCls, valueCls Class
 	var shape []int
 	firstArg := len(o.cur.Args)
 	_ = firstArg
@@ -188,16 +189,22 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		return ""
 	}
 	for i, m := range v.Members {
+		switch strings.ToLower(m.Name) {
+		case "max":
+			tensorKeys = true
+			maxCls = oStat(m.Value) // the last one written wins
+			continue
+		case "min":
+			tensorKeys = true
+			minCls = oStat(m.Value)
+			continue
+		case "mean", "norm":
+			tensorKeys = true
+			continue
+		}
 		switch m.Name {
 		case "type":
 			typ = str(m.Value)
-			continue
-		case "Max", "Min":
-			tensorKeys = true
-			cls |= oStat(m.Value)
-			continue
-		case "Mean", "Norm":
-			tensorKeys = true
 			continue
 		case "dtype":
 			tensorKeys = true
@@ -268,7 +275,7 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 	switch {
 	case strings.Contains(classType, "P2POp"):
 	case tensorKeys || isTensorType(typ):
-		t := oTensor{Field: loc.field, Arg: loc.arg, Key: loc.key, Class: cls, Empty: empty, Checksum: checksum, RequiresGrad: rg}
+		t := oTensor{Field: loc.field, Arg: loc.arg, Key: loc.key, Class: maxCls | minCls, Empty: empty, Checksum: checksum, RequiresGrad: rg}
 		if o.details {
 			if shape == nil {
 				shape = []int{}
@@ -281,6 +288,9 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, valueCls})
 	}
 }
+
+// numberLiteral is JSON's number grammar, leading zeros allowed.
+var numberLiteral = regexp.MustCompile(`^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
 // oClass is the non-finite class of a number node.
 func oClass(n *jsonoracle.Node) Class {
@@ -306,11 +316,15 @@ func oClass(n *jsonoracle.Node) Class {
 	return 0
 }
 
-// oStat is the class of a Max/Min statistic: numbers and the string
-// spellings "nan", "inf", "-inf", "Infinity" ... in any case.
+// oStat is the class of a Max/Min statistic: numbers, numbers written as
+// strings, and the string spellings "nan", "inf", "-inf", "Infinity" ... in
+// any case.
 func oStat(n *jsonoracle.Node) Class {
 	if n.Kind != jsonoracle.String {
 		return oClass(n)
+	}
+	if lit := strings.TrimPrefix(n.Literal, "+"); numberLiteral.MatchString(lit) {
+		return oClass(&jsonoracle.Node{Kind: jsonoracle.Number, Literal: lit})
 	}
 	switch strings.ToLower(n.Literal) {
 	case "nan", "-nan", "+nan":

@@ -467,15 +467,15 @@ func bigExponentAt(b []byte, i int) (int, bool) {
 			v = v*10 + int(b[j]-'0')
 		}
 	}
-	if digits == 0 || v < 200 || (j < len(b) && !isNumberEnd(b[j])) {
+	if digits == 0 || v < 200 || (j < len(b) && !isNumberEnd(b[j]) && b[j] != '"') {
 		return 0, false
 	}
 	start := i
 	for start > 0 && (isDigit(b[start-1]) || b[start-1] == '.' || b[start-1] == '-') {
 		start--
 	}
-	if start > 0 && !isNumberStart(b[start-1]) {
-		return 0, false // inside a word or a string, such as 0x7f5f11e79330
+	if start > 0 && !isNumberStart(b[start-1]) && b[start-1] != '"' {
+		return 0, false // inside a word, such as 0x7f5f11e79330
 	}
 	return start, true
 }

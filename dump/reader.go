@@ -3,6 +3,7 @@ package dump
 import (
 	"errors"
 	"fmt"
+	"github.com/nanhunt/nanhunt/nonfinite"
 	"io"
 	"math"
 	"strconv"
@@ -326,8 +327,15 @@ func (r *Reader) readEntry() error {
 			}
 			continue
 		case string(key) == "is_recompute":
-			if err := r.lx.SkipValue(); err != nil {
+			tok, err := r.lx.Next()
+			if err != nil {
 				return err
+			}
+			e.Recompute = tok.Kind == jsonlex.True
+			if isOpen(tok.Kind) {
+				if err := r.skipRest(); err != nil {
+					return err
+				}
 			}
 			continue
 		case r.paramGrads:
@@ -431,6 +439,9 @@ func (r *Reader) value(tok jsonlex.Token, loc slotLoc) error {
 				return err
 			}
 			if tok.Kind == jsonlex.ArrayEnd {
+				if loc.fieldLevel && loc.field == InputArgs {
+					r.e.NumArgs = i
+				}
 				return nil
 			}
 			r.pushPath(strconv.Itoa(i))
@@ -472,7 +483,10 @@ func (r *Reader) slotDict(loc slotLoc) error {
 		if tok.Kind == jsonlex.ObjectEnd {
 			return nil
 		}
-		name := string(tok.Bytes)
+		name := intern(tok.Bytes)
+		if loc.field == InputKwargs {
+			r.e.Kwargs = append(r.e.Kwargs, name)
+		}
 		tok, err = r.lx.Next()
 		if err != nil {
 			return err
@@ -483,6 +497,42 @@ func (r *Reader) slotDict(loc slotLoc) error {
 		}
 		r.popPath()
 	}
+}
+
+// statKey tells the statistic a member key names: 'a' Max, 'i' Min, 'e'
+// Mean, 'o' Norm, 0 none; odd is set when the key is not spelled the way
+// msprobe spells it ("max", "MIN").
+func statKey(key []byte) (which byte, odd bool) {
+	if len(key) != 3 && len(key) != 4 {
+		return 0, false
+	}
+	var w byte
+	switch {
+	case equalFoldASCII(key, "max"):
+		w = 'a'
+	case equalFoldASCII(key, "min"):
+		w = 'i'
+	case equalFoldASCII(key, "mean"):
+		w = 'e'
+	case equalFoldASCII(key, "norm"):
+		w = 'o'
+	default:
+		return 0, false
+	}
+	return w, key[0] != key[0]&^0x20 || (len(key) > 1 && key[1] == key[1]&^0x20)
+}
+
+// equalFoldASCII reports whether b is the lower-case word w in any case.
+func equalFoldASCII(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := range b {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // object reads an object whose opening brace was consumed: a tensor, a typed
@@ -503,15 +553,12 @@ func (r *Reader) object(loc slotLoc) error {
 			break
 		}
 		key := tok.Bytes
-		switch string(key) {
-		case "type":
-			if o.typ, err = r.shortString(); err != nil {
-				return err
-			}
-			continue
-		case "Max", "Min", "Mean", "Norm":
+		if which, odd := statKey(key); which != 0 {
+			// key is only valid until the next token
 			o.tensorKeys = true
-			which := key[1] // key is only valid until the next token
+			if odd && (which == 'a' || which == 'i') {
+				e.OddStatKeys = true
+			}
 			tok, err := r.lx.Next()
 			if err != nil {
 				return err
@@ -532,6 +579,13 @@ func (r *Reader) object(loc slotLoc) error {
 				o.mean = st
 			case 'o':
 				o.norm = st
+			}
+			continue
+		}
+		switch string(key) {
+		case "type":
+			if o.typ, err = r.shortString(); err != nil {
+				return err
 			}
 			continue
 		case "dtype":
@@ -831,9 +885,49 @@ func (r *Reader) stat(tok jsonlex.Token) Stat {
 		if st := stringStat(tok.Bytes); st.Class != 0 {
 			return st
 		}
+		if isNumberLiteral(tok.Bytes) {
+			return numberStat(tok.Bytes, r.opt.Details) // a number written as a string: "0.001"
+		}
 		return Stat{Kind: StatString}
 	}
 	return Stat{}
+}
+
+// isNumberLiteral reports whether b is a JSON number literal (optionally
+// with a leading '+', as Python's str() never writes but hand-made files do).
+func isNumberLiteral(b []byte) bool {
+	if len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	digits, i := 0, 0
+	for ; i < len(b) && isDigit(b[i]); i++ {
+		digits++
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // maxNumberLen is the longest number literal read as a value: Python's
@@ -874,24 +968,9 @@ func hasExponent(lit []byte) bool {
 // stringStat reads the string spellings older dumps and mocks use for
 // non-finite statistics: "nan", "inf", "-inf", "Infinity", ...
 func stringStat(b []byte) Stat {
-	if len(b) > 9 {
+	c, ok := nonfinite.Parse(b)
+	if !ok {
 		return Stat{}
 	}
-	var buf [9]byte
-	s := buf[:len(b)]
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		s[i] = c
-	}
-	switch string(s) {
-	case "nan", "-nan", "+nan":
-		return Stat{Kind: StatNumber, Class: NaN, Value: math.NaN()}
-	case "inf", "+inf", "infinity", "+infinity":
-		return Stat{Kind: StatNumber, Class: PosInf, Value: math.Inf(1)}
-	case "-inf", "-infinity":
-		return Stat{Kind: StatNumber, Class: NegInf, Value: math.Inf(-1)}
-	}
-	return Stat{}
+	return Stat{Kind: StatNumber, Class: c, Value: c.Float()}
 }

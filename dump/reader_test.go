@@ -368,3 +368,38 @@ func TestSelectAndEntryAt(t *testing.T) {
 		t.Error("a reversed range was accepted")
 	}
 }
+
+func TestReaderLenientStatistics(t *testing.T) {
+	doc := `{"data": {
+ "Torch.x.0.forward": {"input_args": [null, {"type": "torch.Tensor", "max": "0.5", "min": "-1e2"}, null], "input_kwargs": {"src": {"type": "int", "value": 1}, "group": null},
+   "output": [{"type": "torch.Tensor", "MAX": "NaN", "Min": "+1.5"}, {"type": "torch.Tensor", "Max": "1e400", "Min": "0"}], "is_recompute": true},
+ "Torch.y.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.0, "Min": "abc"}]}
+}}`
+	rd := NewReader(strings.NewReader(doc), ReaderOptions{Details: true})
+	if !rd.Next() {
+		t.Fatal(rd.Err())
+	}
+	e := rd.Entry()
+	if e.NumArgs != 3 || !reflect.DeepEqual(e.Kwargs, []string{"src", "group"}) || !e.Recompute || !e.OddStatKeys {
+		t.Errorf("facts: args %d kwargs %v recompute %v odd %v", e.NumArgs, e.Kwargs, e.Recompute, e.OddStatKeys)
+	}
+	got := []Class{}
+	for _, tt := range e.Tensors {
+		if !tt.HasStats() {
+			t.Errorf("%s.%s: no statistics read", tt.Field, tt.Slot)
+		}
+		got = append(got, tt.Class())
+	}
+	if want := []Class{0, NaN, PosInf}; !reflect.DeepEqual(got, want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+	if v := e.Tensors[0].Min.Value; v != -100 {
+		t.Errorf("numeric string min = %v, want -100", v)
+	}
+	if !rd.Next() {
+		t.Fatal(rd.Err())
+	}
+	if e := rd.Entry(); e.OddStatKeys || e.Tensors[0].Min.Kind != StatString || e.Recompute || e.NumArgs != 1 {
+		t.Errorf("second entry: %+v", e)
+	}
+}
