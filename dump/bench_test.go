@@ -53,7 +53,7 @@ func BenchmarkPrefilter(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(name, func(b *testing.B) {
-			p := NewPrefilter(len(data)+1, 4096)
+			p := NewPrefilter(len(data)+1, 4096, testSearch)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {

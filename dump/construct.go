@@ -13,7 +13,12 @@ import (
 type Construct map[string]string
 
 // ReadConstruct reads construct.json.
-func ReadConstruct(r io.Reader) (Construct, error) {
+func ReadConstruct(r io.Reader) (Construct, error) { return ReadParents(r, nil) }
+
+// ReadParents reads construct.json keeping only the parents of the wanted
+// names (all of them when want is nil), streaming: memory follows what is
+// kept, not the file.
+func ReadParents(r io.Reader, want map[string]bool) (Construct, error) {
 	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
 	c := Construct{}
 	tok, err := lx.Next()
@@ -35,6 +40,14 @@ func ReadConstruct(r io.Reader) (Construct, error) {
 		tok, err = lx.Next()
 		if err != nil {
 			return c, stackErr(lx, err)
+		}
+		if want != nil && !want[name] {
+			if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
+				if err := skipContainer(lx); err != nil {
+					return c, stackErr(lx, err)
+				}
+			}
+			continue
 		}
 		switch tok.Kind {
 		case jsonlex.String:

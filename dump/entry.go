@@ -76,12 +76,6 @@ type Tensor struct {
 	Shape                 []int
 }
 
-// Class is what the tensor holds, decided from Max and Min only: a NaN
-// anywhere makes both NaN, an infinity shows in one of them. Mean and Norm
-// are not used (msprobe computes them in the tensor's own dtype, so a finite
-// float16 tensor can have an infinite norm).
-func (t *Tensor) Class() Class { return t.Max.Class | t.Min.Class }
-
 // HasStats reports whether Max or Min was recorded as a number or bool.
 func (t *Tensor) HasStats() bool {
 	return t.Max.Kind == StatNumber || t.Min.Kind == StatNumber || t.Max.Kind == StatBool || t.Min.Kind == StatBool

@@ -42,7 +42,7 @@ type oEntry struct {
 func fromReader(e *Entry, details bool) oEntry {
 	o := oEntry{Name: e.Name, IsNaN: e.IsNaN, HasOutput: e.HasOutput}
 	for _, t := range e.Tensors {
-		ot := oTensor{Field: t.Field, Arg: t.Arg, Key: t.Key, Class: t.Class(), Empty: t.Empty, Checksum: t.Checksum, RequiresGrad: t.RequiresGrad}
+		ot := oTensor{Field: t.Field, Arg: t.Arg, Key: t.Key, Class: holds(&t), Empty: t.Empty, Checksum: t.Checksum, RequiresGrad: t.RequiresGrad}
 		if details {
 			ot.Slot, ot.Type, ot.Dtype, ot.DataName, ot.Shape = t.Slot, t.Type, t.Dtype, t.DataName, fmt.Sprint(t.Shape)
 		}

@@ -59,11 +59,20 @@ func (h *Hits) Within(from, to int64) bool {
 	return i < len(h.Offsets) && h.Offsets[i] < to
 }
 
+// SearchRules are the parameters of the byte search that come from the
+// rule set (package policy): dump only finds, the rules decide.
+type SearchRules struct {
+	// IgnoredStats are the statistics of a tensor whose values are never
+	// suspects ("Mean", "Norm"): a non-finite value there decides nothing.
+	IgnoredStats []string
+}
+
 // Prefilter searches dump.json bytes, several bytes at a time, for anything
 // the Reader could read as a non-finite value:
 //
 //   - the bare tokens NaN and Infinity (and so -Infinity), anywhere but as
-//     the Mean or Norm of a tensor (see meanOrNormOfTensor);
+//     the value of one of SearchRules.IgnoredStats of a tensor (see
+//     ignoredStatOfTensor);
 //   - strings that spell nan, inf or infinity in any case with an optional
 //     sign, strings with \u escapes (which could spell them), and the
 //     "is_nan" flag of nan_check dumps;
@@ -82,6 +91,7 @@ type Prefilter struct {
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
 
+	ignored   [][]byte  // the quoted keys of SearchRules.IgnoredStats
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
 	prevEntry entryMark // the last entry line before the window
 	located   entryMark // the entry of the last hit located in this pass
@@ -134,14 +144,20 @@ const (
 
 // NewPrefilter returns a Prefilter reading through a window of the given
 // size (0: 1 MiB) and keeping at most max offsets (0: 4096).
-func NewPrefilter(window, max int) *Prefilter {
+func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 	if window <= 0 {
 		window = 1 << 20
 	}
 	if max <= 0 {
 		max = 4096
 	}
-	return &Prefilter{buf: make([]byte, carryLen+window), max: max}
+	p := &Prefilter{buf: make([]byte, carryLen+window), max: max}
+	for _, k := range rules.IgnoredStats {
+		if len(k) > 0 && len(k) < 64 {
+			p.ignored = append(p.ignored, []byte(`"`+k+`"`))
+		}
+	}
+	return p
 }
 
 // Scan reads r to the end and returns what it found, valid until the next
@@ -269,7 +285,7 @@ var anchors = []byte{'N', 'I', '\\', 'e', 'E', 'n', 'f', 'F', 'y', 'Y'}
 // candidate judges the byte at b[k], which may start something non-finite.
 func (p *Prefilter) candidate(b []byte, k int, off int64) {
 	q, neg, ok := suspectAt(b, k)
-	if !ok || meanOrNormOfTensor(b, q) {
+	if !ok || p.ignoredStatOfTensor(b, q) {
 		return
 	}
 	p.hit(off+int64(q), neg)
@@ -387,13 +403,13 @@ func suspectAt(b []byte, k int) (start int, neg, ok bool) {
 	return 0, false, false
 }
 
-// meanOrNormOfTensor reports whether the value starting near b[k] is the
-// Mean or Norm of a tensor: the value of a "Mean" or "Norm" member of an
-// object that has a "Max" member before it. NaN and Inf are decided from Max
-// and Min only (msprobe computes Mean and Norm in the tensor's dtype, so a
-// finite float16 tensor often has an infinite norm), so these values are
-// not suspects.
-func meanOrNormOfTensor(b []byte, k int) bool {
+// ignoredStatOfTensor reports whether the value starting near b[k] is one
+// of the ignored statistics of a tensor: the value of such a member ("Mean",
+// "Norm") of an object that has a "Max" member before it.
+func (p *Prefilter) ignoredStatOfTensor(b []byte, k int) bool {
+	if len(p.ignored) == 0 {
+		return false
+	}
 	// back from the value (a sign or digits may precede the anchor) to ':'
 	j := k - 1
 	for j >= 0 && (isDigit(b[j]) || b[j] == '-' || b[j] == '+' || b[j] == '.') {
@@ -402,21 +418,28 @@ func meanOrNormOfTensor(b []byte, k int) bool {
 	for j >= 0 && isSpaceByte(b[j]) {
 		j--
 	}
-	if j < 6 || b[j] != ':' {
+	if j < 1 || b[j] != ':' {
 		return false
 	}
 	j--
 	for j >= 0 && isSpaceByte(b[j]) {
 		j--
 	}
-	if j < 5 || b[j] != '"' {
+	if j < 1 || b[j] != '"' {
 		return false
 	}
-	if key := string(b[j-5 : j+1]); key != `"Mean"` && key != `"Norm"` {
+	var key []byte
+	for _, q := range p.ignored {
+		if j+1 >= len(q) && bytes.Equal(b[j+1-len(q):j+1], q) {
+			key = q
+			break
+		}
+	}
+	if key == nil {
 		return false
 	}
 	// a "Max" member earlier in the same object
-	for i := j - 6; i >= 0 && i > j-400; i-- {
+	for i := j - len(key); i >= 0 && i > j-400; i-- {
 		switch b[i] {
 		case '{', '}':
 			return false

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // CaseSchema names the form of case.json. Fields may be added; none will be
@@ -62,15 +62,15 @@ type caseArg struct {
 
 // caseStat is the recorded statistics of one output slot.
 type caseStat struct {
-	Slot   string       `json:"slot"` // "output.0"
-	GradOf string       `json:"grad_of,omitempty"`
-	Dtype  string       `json:"dtype"`
-	Shape  []int        `json:"shape"`
-	Max    trace.Number `json:"max"`
-	Min    trace.Number `json:"min"`
-	Mean   trace.Number `json:"mean"`
-	Norm   trace.Number `json:"norm"`
-	Holds  string       `json:"holds"`
+	Slot   string         `json:"slot"` // "output.0"
+	GradOf string         `json:"grad_of,omitempty"`
+	Dtype  string         `json:"dtype"`
+	Shape  []int          `json:"shape"`
+	Max    verdict.Number `json:"max"`
+	Min    verdict.Number `json:"min"`
+	Mean   verdict.Number `json:"mean"`
+	Norm   verdict.Number `json:"norm"`
+	Holds  string         `json:"holds"`
 }
 
 // caseJSON writes case.json.

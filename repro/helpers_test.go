@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

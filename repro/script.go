@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 //go:embed repro.py.tmpl
@@ -267,7 +267,7 @@ func statsOf(ts []*TensorRef, gradOf map[string]string) []scriptStat {
 	return out
 }
 
-func pyStat(n trace.Number, dtype string) string {
+func pyStat(n verdict.Number, dtype string) string {
 	switch {
 	case !n.Valid:
 		return "None"

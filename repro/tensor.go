@@ -4,9 +4,10 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // TensorRef is a tensor's record in dump.json.
@@ -21,7 +22,7 @@ type TensorRef struct {
 	RequiresGrad bool
 	// Max, Min, Mean and Norm as recorded; not Valid when absent or null.
 	// A bool tensor's Max (any) and Min (all) are 1 or 0.
-	Max, Min, Mean, Norm trace.Number
+	Max, Min, Mean, Norm verdict.Number
 	// DataName is the file msprobe saved the tensor to (data_name).
 	DataName string
 	// Source is where the file was found; File its name in the case folder.
@@ -42,7 +43,7 @@ func (t *TensorRef) Holds() string {
 	return (classOf(t.Max) | classOf(t.Min)).String()
 }
 
-func classOf(n trace.Number) dump.Class {
+func classOf(n verdict.Number) dump.Class {
 	switch {
 	case !n.Valid:
 		return 0
@@ -99,24 +100,24 @@ func tensorValue(n *node, typ, path string, tensors *[]*TensorRef) Value {
 
 // statOf reads a statistic: a number, a bare NaN/Infinity, a string
 // spelling of one, or a bool (bool tensors).
-func statOf(n *node) trace.Number {
+func statOf(n *node) verdict.Number {
 	switch n.Kind {
 	case jsonlex.Number:
-		return trace.Number{Value: parseFloat(n.Text), Valid: true}
+		return verdict.Number{Value: parseFloat(n.Text), Valid: true}
 	case jsonlex.NaN:
-		return trace.Number{Value: math.NaN(), Valid: true}
+		return verdict.Number{Value: math.NaN(), Valid: true}
 	case jsonlex.PosInf:
-		return trace.Number{Value: math.Inf(1), Valid: true}
+		return verdict.Number{Value: math.Inf(1), Valid: true}
 	case jsonlex.NegInf:
-		return trace.Number{Value: math.Inf(-1), Valid: true}
+		return verdict.Number{Value: math.Inf(-1), Valid: true}
 	case jsonlex.True:
-		return trace.Number{Value: 1, Valid: true}
+		return verdict.Number{Value: 1, Valid: true}
 	case jsonlex.False:
-		return trace.Number{Value: 0, Valid: true}
+		return verdict.Number{Value: 0, Valid: true}
 	case jsonlex.String:
 		if f, ok := nonFiniteString(n.Text); ok {
-			return trace.Number{Value: f, Valid: true}
+			return verdict.Number{Value: f, Valid: true}
 		}
 	}
-	return trace.Number{}
+	return verdict.Number{}
 }

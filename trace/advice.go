@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
 )
 
@@ -55,13 +57,15 @@ func (b *builder) advice() []string {
 		if n.Dir == dump.Backward {
 			out = append(out, fmt.Sprintf("It happened in the backward of %s: look at its gradient formula at the inputs of the forward call %s.", n.Op(), n.ForwardName()))
 		}
-		if o.Tie {
+		if o.Tie && len(o.Ranks) < len(r.ranks) {
 			out = append(out, fmt.Sprintf("Compare what %s had that the others did not at step %d (their batch, their experts, their shard).", rankList(o.Ranks), o.Step))
 		}
 	case o.Stage == "optimizer":
-		out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it. Dump step %d (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Op, o.Step, o.Step-1, o.Step-1, o.Step-1))
 		if b.m.prev != nil && b.m.prev.step == o.Step-1 {
+			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it.", o.Op, o.Step, o.Step-1))
 			out = append(out, fmt.Sprintf("Step %d was dumped and is clean: its update ran outside the hooked calls (a fused or foreach optimizer, or torch._foreach_* ops); register the optimizer's step function with register_custom_api, or compare the gradients before it with msprobe's monitor (wg_distribution).", o.Step-1))
+		} else {
+			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it. Dump step %d (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Op, o.Step, o.Step-1, o.Step-1, o.Step-1))
 		}
 	default:
 		iv := o.Interval
@@ -77,8 +81,8 @@ func (b *builder) advice() []string {
 		}
 		out = append(out, "Dump again with \"level\": \"mix\" and \"risk_level\": \"ALL\" so that calls msprobe filters by default (casts, views, clamp) are recorded.")
 	}
-	if len(r.unrecorded) > 0 {
-		out = append(out, fmt.Sprintf("Ranks %s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", dump.FormatRanges(r.unrecorded)))
+	if len(r.inherited) > 0 {
+		out = append(out, fmt.Sprintf("Ranks %s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", dump.FormatRanges(r.inherited)))
 	}
 	return out
 }
@@ -87,13 +91,21 @@ func (b *builder) advice() []string {
 func cleanAdvice(m *modeResult) []string {
 	out := []string{}
 	for _, r := range m.recovered {
-		out = append(out, fmt.Sprintf("Step %d's %s at %s did not last (step %d is clean): the mark of an overflow that the loss scaler skipped, or a batch that was dropped. --strict reports it as the origin.",
-			r.Step, r.Kind, r.Op, r.Step+1))
+		out = append(out, fmt.Sprintf("Step %d's %s at %s did not last (%s): the mark of an overflow that the loss scaler skipped, or a batch that was dropped. --strict reports it as the origin.",
+			r.Step, r.Kind, r.Op, nextClean(r)))
 	}
 	if len(m.scanned) > 0 {
 		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
 	}
 	return out
+}
+
+// nextClean says which dumped step showed that an anomaly did not last.
+func nextClean(r verdict.Recovered) string {
+	if r.NextStep == r.Step+1 {
+		return fmt.Sprintf("step %d is clean", r.NextStep)
+	}
+	return fmt.Sprintf("the next dumped step, %d, %d steps later, is clean", r.NextStep, r.NextStep-r.Step)
 }
 
 func rankList(ranks []int) string {

@@ -2,29 +2,35 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // verdict turns a mode's analysis into the answer.
-func (m *modeResult) verdict() *Verdict {
-	v := &Verdict{
-		Schema:     Schema,
-		Spread:     []Hop{},
-		Candidates: []Candidate{},
-		Warnings:   append([]Warning{}, m.warnings...),
+func (m *modeResult) verdict() *verdict.Verdict {
+	v := &verdict.Verdict{
+		Schema:     verdict.Schema,
+		Spread:     []verdict.Hop{},
+		Candidates: []verdict.Candidate{},
+		Warnings:   append([]verdict.Warning{}, m.warnings...),
 		Suppressed: m.supp.list(),
-		Recovered:  append([]Recovered{}, m.recovered...),
+		Recovered:  append([]verdict.Recovered{}, m.recovered...),
 		NextSteps:  []string{},
-		Steps:      append([]StepState{}, m.states...),
-		Scanned: Scanned{
+		Steps:      append([]verdict.StepState{}, m.states...),
+		Scanned: verdict.Scanned{
 			Steps: m.scanned, Files: m.files, Cleared: m.cleared, Bytes: m.bytes, Entries: m.entries,
 			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,
 		},
 	}
 	if v.Scanned.NotScanned == nil {
 		v.Scanned.NotScanned = []int{}
+	}
+	if v.Scanned.Steps == nil {
+		v.Scanned.Steps = []int{}
 	}
 	ranks := map[int]bool{}
 	r := m.hit
@@ -57,20 +63,20 @@ func (m *modeResult) verdict() *Verdict {
 type builder struct {
 	m    *modeResult
 	r    *stepResult
-	v    *Verdict
-	main int        // the rank whose view the origin details come from
-	side *rankFiles // its stack.json and construct.json
-	root *event
+	v    *verdict.Verdict
+	p    pick
+	side *rankFiles // the main rank's stack.json and construct.json
 }
 
 // recovered summarises an anomalous step that the next step no longer shows.
-func (r *stepResult) recovered() Recovered {
+func (r *stepResult) recovered(next int) verdict.Recovered {
 	p := r.pick()
-	return Recovered{Step: r.step, Ranks: p.ranks, Op: p.root.name, Stage: r.scans[p.main].stage(p.root), Kind: p.kind}
+	return verdict.Recovered{Step: r.step, Ranks: p.ranks, Op: p.root.name, Stage: p.root.phase.Stage(),
+		Phase: p.root.phase.String(), Kind: p.kind, NextStep: next}
 }
 
-// pick is the origin of a step as the ranks tell it, before any detail is
-// read again.
+// pick is the origin of a step as the ranks tell it (README "How it
+// decides", 6.6), before any detail is read again.
 type pick struct {
 	ranks      []int
 	main       int    // the rank whose view the details come from
@@ -99,26 +105,50 @@ func (r *stepResult) pick() pick {
 		p.tie = len(r.sources) > 1
 		p.captured = l.role == roleBirth || l.role == roleFlagged
 		p.kind = kindName(l.kind, l.role == roleFlagged)
-	case r.collOrigin != nil:
-		p.ranks = append(p.ranks, r.collOrigin.to...)
+	case len(r.collOrigins) > 0:
+		for _, h := range r.collOrigins {
+			p.ranks = append(p.ranks, h.to...)
+		}
 		sort.Ints(p.ranks)
+		p.ranks = slices.Compact(p.ranks)
 		p.main = p.ranks[0]
 		l := r.locals[p.main]
 		p.root = l.first
 		p.captured, p.collective = true, true
+		p.tie = len(r.collOrigins) > 1
 		p.kind = kindName(l.kind, false)
 	default:
 		// Only receivers: whoever sent it was not read.
-		h := r.hops[0]
-		for _, x := range r.hops {
-			if len(x.from) == 0 {
-				h = x
-				break
+		p.unread = true
+		receivers := []int{}
+		for _, h := range r.hops {
+			if len(h.from) == 0 {
+				p.ranks = append(p.ranks, h.unseen...)
+				receivers = append(receivers, h.to...)
 			}
 		}
-		p.ranks = append(p.ranks, h.missing...)
-		p.unread = true
-		p.main = h.to[0]
+		if len(receivers) == 0 {
+			for _, h := range r.hops {
+				p.ranks = append(p.ranks, h.unseen...)
+				receivers = append(receivers, h.to...)
+			}
+		}
+		sort.Ints(p.ranks)
+		p.ranks = slices.Compact(p.ranks)
+		sort.Ints(receivers)
+		if len(receivers) > 0 {
+			p.main = receivers[0]
+		} else {
+			for _, rank := range r.ranks {
+				if r.locals[rank].first != nil {
+					p.main = rank
+					break
+				}
+			}
+		}
+		if len(p.ranks) == 0 {
+			p.ranks = append(p.ranks, r.possibleSources(nil)...)
+		}
 		l := r.locals[p.main]
 		p.root = l.first
 		p.kind = kindName(l.kind, false)
@@ -126,25 +156,40 @@ func (r *stepResult) pick() pick {
 	return p
 }
 
+// possibleSources are the ranks of the step that could not be read or were
+// not dumped, except the given ones.
+func (r *stepResult) possibleSources(except []int) []int {
+	out := []int{}
+	for _, rk := range append(append([]int{}, r.unreadRanks...), r.missing...) {
+		if !slices.Contains(except, rk) {
+			out = append(out, rk)
+		}
+	}
+	sort.Ints(out)
+	return slices.Compact(out)
+}
+
 func (b *builder) origin() {
 	r, v := b.r, b.v
 	p := r.pick()
-	o := &Origin{Step: r.step, Ranks: p.ranks, Chain: []string{}, Reasons: []string{},
+	b.p = p
+	o := &verdict.Origin{Step: r.step, Ranks: p.ranks, Chain: []string{}, Reasons: []string{},
 		Kind: p.kind, Tie: p.tie, Captured: p.captured, Collective: p.collective, Unread: p.unread}
 	if o.Ranks == nil {
 		o.Ranks = []int{}
 	}
+	o.PossibleSources = r.possibleSources(o.Ranks)
 	v.Origin = o
-	b.main, b.root = p.main, p.root
-	if l := r.locals[b.main]; l.firstNaN != nil && l.firstNaN != l.root && o.Kind != "nan" {
-		v.FirstNaN = &OpRef{Step: r.step, Rank: b.main, Op: l.firstNaN.name}
+	l := r.locals[p.main]
+	if l.firstNaN != nil && l.firstNaN != l.root && o.Kind != "nan" {
+		v.FirstNaN = &verdict.OpRef{Step: r.step, Rank: p.main, Op: l.firstNaN.name}
 	}
-	o.Op = b.root.name
-	s := r.scans[b.main]
-	o.Stage = s.stage(b.root)
+	o.Op = p.root.name
+	o.Stage, o.Phase = p.root.phase.Stage(), p.root.phase.String()
+	s := r.scans[p.main]
 
-	names := []string{b.root.name}
-	if lf := r.locals[b.main].first; lf != nil {
+	names := []string{p.root.name}
+	if lf := l.first; lf != nil {
 		names = append(names, lf.name)
 		if lf.prevCleanName != "" {
 			names = append(names, lf.prevCleanName)
@@ -153,22 +198,19 @@ func (b *builder) origin() {
 	b.side = readSideFiles(s.dir, names)
 	v.Warnings = append(v.Warnings, b.side.warnings...)
 	if b.side.construct != nil {
-		if c := b.side.construct.Chain(b.root.name); len(c) > 0 {
+		if c := b.side.construct.Chain(p.root.name); len(c) > 0 {
 			o.Chain = c
 		}
-		if b.side.construct.InUpdate(b.root.name) {
-			o.Stage = "optimizer"
-		}
 	}
-	frames := b.side.stackOf(b.root.name)
+	frames := b.side.stackOf(p.root.name)
 	if uf := userFrames(frames); len(uf) > 0 {
 		o.Code = &uf[0]
 		o.Stack = uf
 	}
-	if e, err := readEntry(s.dir.Dump, b.root.offset, b.root.end); err == nil {
+	if e, err := readEntry(s.dir.Dump, p.root.offset, p.root.end); err == nil {
 		o.Inputs, o.Outputs = tensorStats(e)
 	} else {
-		v.Warnings = append(v.Warnings, Warning{File: s.dir.Dump, Message: err.Error()})
+		v.Warnings = append(v.Warnings, verdict.Warning{File: s.dir.Dump, Message: err.Error()})
 	}
 	if !o.Captured && !o.Collective {
 		b.interval()
@@ -178,14 +220,14 @@ func (b *builder) origin() {
 // interval brackets an origin that was not captured.
 func (b *builder) interval() {
 	o := b.v.Origin
-	first := b.r.locals[b.main].first
-	iv := &Interval{Before: OpRef{Step: b.r.step, Rank: b.main, Op: first.name}, Uncovered: []dump.Frame{}}
+	first := b.r.locals[b.p.main].first
+	iv := &verdict.Interval{Before: verdict.OpRef{Step: b.r.step, Rank: b.p.main, Op: first.name}, Uncovered: []verdict.Frame{}}
 	after := b.side.stackOf(first.name)
 	if uf := userFrames(after); len(uf) > 0 {
 		iv.Code = &uf[0]
 	}
 	if first.prevClean >= 0 {
-		iv.After = &OpRef{Step: b.r.step, Rank: b.main, Op: first.prevCleanName}
+		iv.After = &verdict.OpRef{Step: b.r.step, Rank: b.p.main, Op: first.prevCleanName}
 		before := b.side.stackOf(first.prevCleanName)
 		if uf := userFrames(before); len(uf) > 0 {
 			iv.AfterCode = &uf[0]
@@ -197,103 +239,117 @@ func (b *builder) interval() {
 		iv.Uncovered = userFrames(after)
 	}
 	o.Interval = iv
-	switch {
-	case first.param != 0 || b.replicated():
+	weights, why := b.weightsFromUpdate()
+	if weights {
 		// the weights came in non-finite: nothing between two calls of this step made it
 		o.Interval = nil
-	}
-	switch {
-	case first.param != 0:
-		o.Stage = "optimizer"
-		o.Reasons = append(o.Reasons, fmt.Sprintf("%s reads module parameters that already hold it: the update at the end of step %d wrote them", first.name, b.r.step-1))
-	case b.replicated():
-		o.Stage = "optimizer"
-		o.Reasons = append(o.Reasons, fmt.Sprintf("every rank first shows it at %s, in an input that requires grad: weights replicated on all ranks already held it, so the update at the end of step %d wrote them", first.name, b.r.step-1))
+		o.Stage, o.Phase = policy.Optimizer.Stage(), policy.Optimizer.String()
+		o.Reasons = append(o.Reasons, why)
 	}
 }
 
-// replicated reports whether every rank first shows the anomaly at the same
-// forward call, in an input that requires grad: the mark of weights that
-// data-parallel ranks share, not of one rank's data.
-func (b *builder) replicated() bool {
-	if len(b.r.ranks) < 2 {
-		return false
+// weightsFromUpdate: the origin is not captured, and either its first sign
+// reads module parameters that already hold it, or at least two source
+// ranks first show it at the same forward call in inputs that require
+// grad (weights shared by data-parallel replicas, or held by one pipeline
+// stage's replicas): the update at the end of the previous step wrote it.
+func (b *builder) weightsFromUpdate() (bool, string) {
+	first := b.r.locals[b.p.main].first
+	if first.param != 0 {
+		return true, fmt.Sprintf("%s reads module parameters that already hold it: the update at the end of step %d wrote them", first.name, b.r.step-1)
+	}
+	if len(b.r.sources) < 2 {
+		return false, ""
 	}
 	name := ""
-	for _, rank := range b.r.ranks {
+	for _, rank := range b.r.sources {
 		l := b.r.locals[rank]
-		if l.first == nil || l.role != roleInherited || l.first.dir != dump.Forward || l.first.gradIn == 0 {
-			return false
+		if l.first == nil || l.role != roleInherited || l.first.phase != policy.Forward || l.first.gradIn == 0 {
+			return false, ""
 		}
 		if name == "" {
 			name = l.first.name
 		} else if l.first.name != name {
-			return false
+			return false, ""
 		}
 	}
-	return true
+	return true, fmt.Sprintf("ranks %s first show it at %s, in an input that requires grad: weights they share already held it, so the update at the end of step %d wrote them",
+		dump.FormatRanges(b.r.sources), name, b.r.step-1)
 }
 
 func (b *builder) spread() {
 	r, v := b.r, b.v
-	toHop := func(h *hop) Hop {
-		x := Hop{Step: r.step, Op: h.op, FromRanks: append([]int{}, h.from...), ToRanks: append([]int{}, h.to...)}
+	toHop := func(h *hop) verdict.Hop {
+		x := verdict.Hop{Step: r.step, Op: h.op, FromRanks: append([]int{}, h.from...), ToRanks: append([]int{}, h.to...)}
 		sort.Ints(x.ToRanks)
-		if len(h.missing) > 0 {
-			x.Unread = h.missing
+		if len(h.unseen) > 0 {
+			x.Unread = h.unseen
 		}
 		x.Inferred = h.inferred
 		x.Group = append([]int{}, h.group...)
 		return x
 	}
+	c, sender := r.carrier()
+	if c != nil {
+		x := toHop(c)
+		if oc := r.scans[sender].collByKey(c.key); oc != nil {
+			x.Op = oc.name
+		}
+		v.Carrier = &x
+		v.Spread = append(v.Spread, x)
+	}
 	for _, h := range r.hops {
-		if h == r.collOrigin {
+		if h.collOrig || h == c {
 			continue
 		}
 		v.Spread = append(v.Spread, toHop(h))
 	}
-	if c := r.carrier(); c != nil && c != r.collOrigin {
-		x := toHop(c)
-		v.Carrier = &x
+}
+
+// collByKey returns the rank's kept collective of a pairing key, or nil.
+func (s *rankScan) collByKey(key string) *collEvent {
+	for i := range s.colls {
+		if s.colls[i].key == key {
+			return &s.colls[i]
+		}
 	}
+	return nil
+}
+
+// roleWord is how a rank met the anomaly, for candidates.
+func (b *builder) roleWord(rank int) string {
+	r := b.r
+	l := r.locals[rank]
+	switch {
+	case slices.Contains(r.sources, rank) && (l.role == roleBirth || l.role == roleFlagged):
+		return "origin"
+	case slices.Contains(r.sources, rank):
+		return "first seen here; its inputs already held it (origin not captured)"
+	case slices.Contains(r.later, rank):
+		return "a later birth: another rank held it first"
+	case slices.Contains(r.inherited, rank):
+		return "received through a path the dump does not record"
+	case b.p.collective && slices.Contains(b.p.ranks, rank):
+		return "origin: the collective made it from clean inputs"
+	case l.role == roleReceived:
+		return "received"
+	}
+	return "not captured"
 }
 
 func (b *builder) candidates() {
 	r, v := b.r, b.v
-	src := map[int]bool{}
-	for _, s := range r.sources {
-		src[s] = true
-	}
-	unrec := map[int]bool{}
-	for _, u := range r.unrecorded {
-		unrec[u] = true
-	}
 	for _, rank := range r.ranks {
 		l := r.locals[rank]
 		if l.first == nil {
 			continue
 		}
-		s := r.scans[rank]
-		role := ""
-		switch {
-		case src[rank] && (l.role == roleBirth || l.role == roleFlagged):
-			role = "origin"
-		case src[rank]:
-			role = "first seen here; its inputs already held it (origin not captured)"
-		case unrec[rank]:
-			role = "received through a path the dump does not record"
-		case l.role == roleReceived && r.collOrigin != nil && s.collOf(l.first).key == r.collOrigin.key:
-			role = "origin: the collective made it from clean inputs"
-		case l.role == roleReceived:
-			role = "received"
-		default:
-			role = "not captured"
-		}
-		v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: l.root.name, Index: l.root.index,
-			Stage: s.stage(l.root), Kind: kindName(l.kind, l.role == roleFlagged), Role: role})
+		v.Candidates = append(v.Candidates, verdict.Candidate{Step: r.step, Rank: rank, Op: l.root.name, Index: l.root.index,
+			Stage: l.root.phase.Stage(), Phase: l.root.phase.String(), Kind: kindName(l.kind, l.role == roleFlagged), Role: b.roleWord(rank)})
 		// Later births that add a kind the rank did not hold yet (the NaN
 		// after an Inf); more of the same kind are its consequences, such as
 		// backward calls whose saved forward values were already NaN.
+		s := r.scans[rank]
 		n, seen := 0, l.kind
 		for _, bt := range l.births {
 			if bt == l.root || bt.index < l.root.index || n >= 3 || !s.isSevere(bt) || bt.birth&^seen == 0 {
@@ -301,8 +357,8 @@ func (b *builder) candidates() {
 			}
 			n++
 			seen |= bt.birth
-			v.Candidates = append(v.Candidates, Candidate{Step: r.step, Rank: rank, Op: bt.name, Index: bt.index,
-				Stage: s.stage(bt), Kind: kindName(bt.birth, false), Role: "later birth on the same rank"})
+			v.Candidates = append(v.Candidates, verdict.Candidate{Step: r.step, Rank: rank, Op: bt.name, Index: bt.index,
+				Stage: bt.phase.Stage(), Phase: bt.phase.String(), Kind: kindName(bt.birth, false), Role: "later birth on the same rank"})
 		}
 	}
 }
@@ -315,7 +371,7 @@ func (b *builder) judge() {
 		level = min(level, to)
 		o.Reasons = append(o.Reasons, reason)
 	}
-	l := r.locals[b.main]
+	l := r.locals[b.p.main]
 	switch {
 	case o.Unread:
 		lower(1, "the ranks that sent it were not read (not dumped, or damaged); the origin is among them")
@@ -324,15 +380,18 @@ func (b *builder) judge() {
 	case o.Collective:
 		o.Reasons = append(o.Reasons, fmt.Sprintf("%s received clean inputs on every rank and returned non-finite values: the collective itself made them (for example a float16 sum that overflows)", o.Op))
 	default:
-		o.Reasons = append(o.Reasons, fmt.Sprintf("%s on rank %d turned inputs without %s into outputs with %s", o.Op, b.main, o.Kind, o.Kind))
+		o.Reasons = append(o.Reasons, fmt.Sprintf("%s on rank %d turned inputs without %s into outputs with %s", o.Op, b.p.main, o.Kind, o.Kind))
 	}
 	if l.promoted {
 		lower(2, fmt.Sprintf("the anomaly grew from -inf made by %s; -inf is also used for masks, so this link is a judgement", o.Op))
 	}
 	if o.Tie {
-		if o.Captured {
+		switch {
+		case o.Collective:
+			lower(2, "the collective made it in more than one process group, independently")
+		case o.Captured:
 			lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", dump.FormatRanges(o.Ranks)))
-		} else {
+		default:
 			lower(2, fmt.Sprintf("ranks %s all hold it before any collective connected them: which had it first cannot be told", dump.FormatRanges(o.Ranks)))
 		}
 		ops := map[string]bool{}
@@ -346,52 +405,42 @@ func (b *builder) judge() {
 	if o.Kind == "overflow" {
 		lower(2, "nan_check dumps record only the NPU overflow flag: NaN and Inf cannot be told apart, and the flag can report an intermediate overflow whose output is finite")
 	}
-	if len(r.unrecorded) > 0 {
-		lower(2, fmt.Sprintf("ranks %s first show it in inputs later in the step, with no recorded collective bringing it (DDP's bucket all-reduce and other C++ collectives are not hooked by msprobe)", dump.FormatRanges(r.unrecorded)))
+	if len(r.inherited) > 0 {
+		lower(2, fmt.Sprintf("ranks %s first show it in their inputs with no recorded collective bringing it (DDP's bucket all-reduce and other C++ collectives are not hooked by msprobe), or made it by code outside the dump", dump.FormatRanges(r.inherited)))
 	}
-	var damaged, missing []int
+	var damaged []int
 	for _, rank := range r.ranks {
-		if s := r.scans[rank]; s.damage != nil || s.openErr != nil {
+		if s := r.scans[rank]; s.damage != nil && !s.unread() {
 			damaged = append(damaged, rank)
 		}
 	}
 	if len(damaged) > 0 {
 		to := 2
-		if s := r.scans[b.main]; s.damage != nil && s.entries <= b.root.index+1 {
+		if s := r.scans[b.p.main]; s.damage != nil && s.entries <= b.p.root.index+1 {
 			to = 1
 		}
 		lower(to, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
 	}
-	if r.step > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
-		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
+	if len(r.unreadRanks) > 0 && !o.Unread {
+		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", dump.FormatRanges(r.unreadRanks), r.step))
 	}
-	if max := maxRank(r.ranks); len(r.ranks) < max+1 {
-		for rk := 0; rk <= max; rk++ {
-			if _, ok := r.scans[rk]; !ok {
-				missing = append(missing, rk)
-			}
-		}
-		lower(2, fmt.Sprintf("ranks %s of step %d were not dumped: one of them may have made it first", dump.FormatRanges(missing), r.step))
+	if len(r.missing) > 0 {
+		lower(2, fmt.Sprintf("ranks %s of step %d were not dumped: one of them may have made it first", dump.FormatRanges(r.missing), r.step))
+	}
+	if r.step > 0 && len(b.m.scanned) > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
+		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
 	}
 	if c := b.v.Carrier; c != nil {
 		for _, rank := range r.ranks {
 			if cl := r.locals[rank]; cl.role == roleReceived && r.scans[rank].collOf(cl.first).named {
-				o.Reasons = append(o.Reasons, "the collectives carry no group (the default group, or msprobe older than 2024-11): they were paired by entry name")
+				o.Reasons = append(o.Reasons, "the collectives record \"group\": null (msprobe older than 2024-11): they were paired by entry name")
 				break
 			}
 		}
 	}
-	if s := r.scans[b.main]; s.tensors > 0 && s.statless*2 >= s.entries {
+	if s := r.scans[b.p.main]; s.tensors > 0 && s.statless*2 >= s.entries {
 		lower(2, "most calls of the origin rank have no Max/Min statistics")
 	}
 	o.Confidence = [...]string{"low", "low", "medium", "high"}[level]
 	v.NextSteps = b.advice()
-}
-
-func maxRank(ranks []int) int {
-	m := -1
-	for _, r := range ranks {
-		m = max(m, r)
-	}
-	return m
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // copyRun copies steps of a real scenario to a temporary folder.
@@ -63,7 +65,7 @@ func TestDamageAfterTheOrigin(t *testing.T) {
 	if o == nil || o.Op != "Torch.sqrt.0.backward" || o.Confidence != "medium" {
 		t.Fatalf("origin = %+v, want the sqrt backward with medium confidence", o)
 	}
-	var w *Warning
+	var w *verdict.Warning
 	for i := range v.Warnings {
 		if v.Warnings[i].File == dumpFile {
 			w = &v.Warnings[i]

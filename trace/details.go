@@ -5,6 +5,9 @@ import (
 	"os"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
 )
 
@@ -24,7 +27,7 @@ func readEntry(file string, offset, end int64) (*dump.Entry, error) {
 
 // tensorStats turns an entry's tensors into report rows, inputs and outputs
 // apart.
-func tensorStats(e *dump.Entry) (in, out []TensorStat) {
+func tensorStats(e *dump.Entry) (in, out []verdict.TensorStat) {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		ts := TensorStatOf(t)
@@ -39,18 +42,18 @@ func tensorStats(e *dump.Entry) (in, out []TensorStat) {
 
 // TensorStatOf is the report row of one tensor of an entry. It copies what
 // it keeps, so the entry's buffers may be reused.
-func TensorStatOf(t *dump.Tensor) TensorStat {
-	ts := TensorStat{
+func TensorStatOf(t *dump.Tensor) verdict.TensorStat {
+	ts := verdict.TensorStat{
 		Slot:  t.Field.String() + "." + t.Slot,
 		Dtype: t.Dtype,
 		Shape: slices.Clone(t.Shape),
 		Max:   num(t.Max), Min: num(t.Min), Mean: num(t.Mean), Norm: num(t.Norm),
-		Holds: t.Class().String(),
+		Holds: policy.Holds(t).String(),
 	}
 	if t.Field == dump.ParamGrads {
 		ts.Slot = t.Slot
 	}
-	if !t.HasStats() {
+	if !policy.Decided(t) {
 		ts.Holds = "unknown"
 	}
 	if ts.Shape == nil {
@@ -59,18 +62,18 @@ func TensorStatOf(t *dump.Tensor) TensorStat {
 	return ts
 }
 
-func num(s dump.Stat) Number {
+func num(s dump.Stat) verdict.Number {
 	if s.Kind != dump.StatNumber && s.Kind != dump.StatBool {
-		return Number{}
+		return verdict.Number{}
 	}
-	return Number{Value: s.Value, Valid: true}
+	return verdict.Number{Value: s.Value, Valid: true}
 }
 
 // rankFiles holds what was read from a rank's side files.
 type rankFiles struct {
 	stacks    map[string][]dump.Frame
 	construct dump.Construct
-	warnings  []Warning
+	warnings  []verdict.Warning
 }
 
 // readSideFiles reads stack.json and construct.json of a rank folder for the
@@ -82,25 +85,25 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 		want[dump.ParseName(n).ForwardName()] = true
 	}
 	if rd.Stack == "" {
-		rf.warnings = append(rf.warnings, Warning{File: rd.Dir, Message: "no stack.json: the code line is unknown"})
+		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Dir, Message: "no stack.json: the code line is unknown"})
 	} else if f, err := os.Open(rd.Stack); err != nil {
-		rf.warnings = append(rf.warnings, Warning{File: rd.Stack, Message: err.Error()})
+		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: err.Error()})
 	} else {
 		rf.stacks, err = dump.ReadStacks(f, want)
 		f.Close()
 		if err != nil {
-			rf.warnings = append(rf.warnings, Warning{File: rd.Stack, Message: "damaged: " + err.Error() + "; the stacks before the damage were used"})
+			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: "damaged: " + err.Error() + "; the stacks before the damage were used"})
 		}
 	}
 	if rd.Construct == "" {
-		rf.warnings = append(rf.warnings, Warning{File: rd.Dir, Message: "no construct.json: the module chain is unknown"})
+		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Dir, Message: "no construct.json: the module chain is unknown"})
 	} else if f, err := os.Open(rd.Construct); err != nil {
-		rf.warnings = append(rf.warnings, Warning{File: rd.Construct, Message: err.Error()})
+		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: err.Error()})
 	} else {
 		rf.construct, err = dump.ReadConstruct(f)
 		f.Close()
 		if err != nil {
-			rf.warnings = append(rf.warnings, Warning{File: rd.Construct, Message: "damaged: " + err.Error() + "; the parents before the damage were used"})
+			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: "damaged: " + err.Error() + "; the parents before the damage were used"})
 		}
 	}
 	return rf
@@ -115,11 +118,11 @@ func (rf *rankFiles) stackOf(name string) []dump.Frame {
 }
 
 // userFrames keeps the frames of the user's code, innermost first.
-func userFrames(frames []dump.Frame) []dump.Frame {
-	var out []dump.Frame
+func userFrames(frames []dump.Frame) []verdict.Frame {
+	var out []verdict.Frame
 	for _, f := range frames {
 		if f.File != "" && !f.IsLibrary() {
-			out = append(out, f)
+			out = append(out, verdict.Frame{File: f.File, Line: f.Line, Func: f.Func, Source: f.Source})
 		}
 	}
 	return out
@@ -127,7 +130,7 @@ func userFrames(frames []dump.Frame) []dump.Frame {
 
 // uncovered lists the user frames of the later call that the earlier call's
 // stack does not share: the code entered between the two.
-func uncovered(before, after []dump.Frame) []dump.Frame {
+func uncovered(before, after []dump.Frame) []verdict.Frame {
 	b, a := userFrames(before), userFrames(after)
 	// drop the common outer part
 	i, j := len(b)-1, len(a)-1
@@ -135,7 +138,7 @@ func uncovered(before, after []dump.Frame) []dump.Frame {
 		i--
 		j--
 	}
-	out := append([]dump.Frame(nil), b[:i+1]...)
+	out := append([]verdict.Frame(nil), b[:i+1]...)
 	if i+1 < len(b) {
 		// the innermost shared function: the lines between the two calls
 		out = append(out, b[i+1])

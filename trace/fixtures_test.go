@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"encoding/json"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // fixtures returns ../shared/fixtures, or skips when it is absent.
@@ -178,7 +180,7 @@ func equalInts(a, b []int) bool {
 
 // checkStepStates: the picture's data says clean before the origin step,
 // the source and the receivers at it, and nothing read after the next one.
-func checkStepStates(t *testing.T, v *Verdict, step, source int, op, carrier string, receivers []int) {
+func checkStepStates(t *testing.T, v *verdict.Verdict, step, source int, op, carrier string, receivers []int) {
 	t.Helper()
 	if len(v.Steps) == 0 {
 		t.Fatal("no step states")

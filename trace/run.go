@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // Options says what to analyse.
@@ -18,23 +20,24 @@ type Options struct {
 	Path string
 	// Steps and Ranks restrict the analysis; nil means all.
 	Steps, Ranks map[int]bool
-	// Rules are added to BuiltinRules.
-	Rules []Rule
+	// Rules are added to the built-in rules of package policy.
+	Rules []policy.Rule
 	// Jobs bounds how many files are read at once (0: one per CPU).
 	Jobs int
-	// Strict reports the first anomaly even when the next step no longer
-	// shows it. By default such a step (an overflow the loss scaler skipped,
-	// a NaN batch that was dropped) is listed under Recovered and the scan
-	// goes on to the first anomaly that lasts.
+	// Strict reports the first anomaly even when the next dumped step no
+	// longer shows it. By default such a step (an overflow the loss scaler
+	// skipped, a NaN batch that was dropped) is listed under Recovered and
+	// the scan goes on to the first anomaly that lasts.
 	Strict bool
 	// Progress, when set, receives a snapshot about five times a second
 	// while the analysis runs, and a last one (Final set) at its end.
 	Progress func(Progress)
 }
 
-// Run analyses a dump and returns the verdict. It fails only when there is
-// nothing it can read; damaged or missing files become warnings.
-func Run(ctx context.Context, opt Options) (*Verdict, error) {
+// Run analyses a dump and returns the verdict (without a plan: package plan
+// makes it). It fails only when there is nothing it can read; damaged or
+// missing files become warnings.
+func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	layout, err := dump.Discover(opt.Path)
 	if err != nil {
 		return nil, err
@@ -43,7 +46,10 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks", opt.Path)
 	}
-	rules := append(BuiltinRules(), opt.Rules...)
+	pol, err := policy.New(opt.Rules)
+	if err != nil {
+		return nil, err
+	}
 	jobs := opt.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -66,7 +72,8 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		res, err := analyseMode(ctx, mode, md, rules, jobs, opt.Strict, prog)
+		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog}
+		res, err := a.mode(mode, md)
 		if err != nil {
 			return nil, err
 		}
@@ -81,16 +88,24 @@ func Run(ctx context.Context, opt Options) (*Verdict, error) {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
 	}
 	v := best.verdict()
-	v.Plan = MakePlan(v, PlanOptions{})
 	for _, w := range layout.Warnings {
-		v.Warnings = append(v.Warnings, Warning{Message: w})
+		v.Warnings = append(v.Warnings, verdict.Warning{Message: w})
 	}
 	if len(layout.Modes()) > 1 {
-		v.Warnings = append(v.Warnings, Warning{Message: fmt.Sprintf(
+		v.Warnings = append(v.Warnings, verdict.Warning{Message: fmt.Sprintf(
 			"the dump has %d execution modes (%v); each was analysed on its own and the verdict is from %q",
 			len(layout.Modes()), layout.Modes(), best.mode)})
 	}
 	return v, nil
+}
+
+// analysis is one run's settings, shared by the steps it reads.
+type analysis struct {
+	ctx    context.Context
+	pol    *policy.Policy
+	jobs   int
+	strict bool
+	prog   *progress
 }
 
 // modeResult is the analysis of one execution mode's steps.
@@ -99,8 +114,9 @@ type modeResult struct {
 	steps      []int
 	scanned    []int
 	notScanned []int
-	hit        *stepResult // the first anomalous step
+	hit        *stepResult // the first anomalous step that lasts
 	prev       *stepResult // the step scanned before it
+	next       *stepResult // the next dumped step, when read whole to look for the first NaN or the carrier
 	files      int
 	readable   int
 	cleared    int
@@ -109,11 +125,11 @@ type modeResult struct {
 	nanCheck   bool
 	bytes      int64
 	entries    int64
-	warnings   []Warning
+	warnings   []verdict.Warning
 	supp       *suppressions
-	recovered  []Recovered
-	checked    *int // the step read only to see that the anomaly lasts
-	states     []StepState
+	recovered  []verdict.Recovered
+	checked    *int // the next dumped step, read to see that the anomaly lasts
+	states     []verdict.StepState
 }
 
 func (m *modeResult) earlierThan(o *modeResult) bool {
@@ -126,11 +142,11 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 	return m.hit.step < o.hit.step
 }
 
-// analyseMode reads the steps in order, all ranks of a step in parallel,
-// and stops at the first step with an anomaly that lasts: when the next step
-// is dumped and clean, the anomaly was dropped (a skipped step) and the scan
-// goes on, unless strict.
-func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []Rule, jobs int, strict bool, prog *progress) (*modeResult, error) {
+// mode reads the steps in order, all ranks of a step in parallel, and
+// stops at the first step with an anomaly that lasts: when the next dumped
+// step (however far) is clean, the anomaly was dropped (a skipped step) and
+// the scan goes on, unless strict.
+func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 	byStep := map[int][]dump.RankDir{}
 	m := &modeResult{mode: mode, supp: newSuppressions()}
 	for _, d := range dirs {
@@ -140,34 +156,39 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		byStep[d.Step] = append(byStep[d.Step], d)
 	}
 	sort.Ints(m.steps)
-	step := func(i int, how scanMode) (*stepResult, error) {
-		prog.startStep(m.steps[i])
-		defer prog.stepDone()
-		scans, err := scanStep(ctx, byStep[m.steps[i]], rules, jobs, how, prog)
+	// read analyses step i. A checking read only tells whether the step
+	// holds an anomaly (it stops at the first one unless whole is set);
+	// it is not counted as scanned when it does.
+	read := func(i int, checking, whole bool) (*stepResult, error) {
+		how := scanAll
+		if checking && !whole {
+			how = scanUntilSevere
+		}
+		a.prog.startStep(m.steps[i])
+		defer a.prog.stepDone()
+		scans, err := a.scanStep(byStep[m.steps[i]], how)
 		if err != nil {
 			return nil, err
 		}
-		m.scanned = append(m.scanned, m.steps[i])
 		if how == scanUntilSevere {
 			for rank, sc := range scans {
 				if errors.Is(sc.openErr, context.Canceled) {
 					delete(scans, rank)
 				}
 			}
-			res := analyseStep(m.steps[i], mode, scans)
-			if res.anomalous {
-				// only that it holds an anomaly counts; what was read
-				// depends on which rank found one first
-				m.scanned = m.scanned[:len(m.scanned)-1]
-				m.checked = &m.steps[i]
-				m.states = append(m.states, res.state("checked", byStep[m.steps[i]]))
-				return res, nil
-			}
 		}
+		res := analyseStep(m.steps[i], mode, scans)
+		if checking && res.anomalous {
+			// only that it holds an anomaly counts; what was read depends
+			// on which rank found one first
+			m.checked = &m.steps[i]
+			m.states = append(m.states, res.state("checked", byStep[m.steps[i]]))
+			return res, nil
+		}
+		m.scanned = append(m.scanned, m.steps[i])
 		for _, rank := range sortedKeys(scans) {
 			m.account(scans[rank])
 		}
-		res := analyseStep(m.steps[i], mode, scans)
 		m.supp.addStep(res)
 		status := "clean"
 		if res.anomalous {
@@ -177,7 +198,7 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 		return res, nil
 	}
 	for i := 0; i < len(m.steps); i++ {
-		res, err := step(i, scanAll)
+		res, err := read(i, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -185,17 +206,21 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 			m.prev = res
 			continue
 		}
-		if !strict && i+1 < len(m.steps) && m.steps[i+1] == m.steps[i]+1 {
-			next, err := step(i+1, scanUntilSevere)
+		if !a.strict && i+1 < len(m.steps) {
+			whole := res.wantsNext()
+			next, err := read(i+1, true, whole)
 			if err != nil {
 				return nil, err
 			}
 			if !next.anomalous {
 				m.states[len(m.states)-2].Status = "recovered"
-				m.recovered = append(m.recovered, res.recovered())
+				m.recovered = append(m.recovered, res.recovered(next.step))
 				m.prev = next
 				i++
 				continue
+			}
+			if whole {
+				m.next = next
 			}
 			i++ // read already
 		}
@@ -209,22 +234,35 @@ func analyseMode(ctx context.Context, mode string, dirs []dump.RankDir, rules []
 	return m, nil
 }
 
+// wantsNext reports whether the verdict of an anomalous step needs the
+// next dumped step read whole: its origin made Inf and no NaN followed on
+// the main rank, or no collective carried it to another rank.
+func (r *stepResult) wantsNext() bool {
+	c, _ := r.carrier()
+	if c == nil {
+		return true
+	}
+	p := r.pick()
+	l := r.locals[p.main]
+	return p.kind == "inf" && l.firstNaN == nil
+}
+
 // scanStep reads every rank of one step, jobs files at a time, each worker
 // reusing its buffers. With scanUntilSevere, the first rank that meets an
 // anomaly stops the others.
-func scanStep(ctx context.Context, dirs []dump.RankDir, rules []Rule, jobs int, mode scanMode, prog *progress) (map[int]*rankScan, error) {
+func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
 	out := make([]*rankScan, len(dirs))
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	work := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < min(jobs, len(dirs)); w++ {
+	for w := 0; w < min(a.jobs, len(dirs)); w++ {
 		g.Go(func() error {
-			sc := newScanner(rules, prog)
+			sc := newScanner(a.pol, a.prog)
 			for i := range work {
 				s := sc.scanRank(gctx, dirs[i], mode)
-				s.finish()
-				prog.fileDone()
+				sc.finish(s, mode)
+				a.prog.fileDone()
 				out[i] = s
 				if s.stopped {
 					cancel()
@@ -286,7 +324,7 @@ func (m *modeResult) account(s *rankScan) {
 	file := s.dir.Dump
 	switch {
 	case s.openErr != nil:
-		m.warnings = append(m.warnings, Warning{File: file, Message: "unreadable: " + s.openErr.Error()})
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "unreadable: " + s.openErr.Error()})
 		return
 	case s.damage != nil:
 		off := s.damage.Offset
@@ -294,14 +332,27 @@ func (m *modeResult) account(s *rankScan) {
 		if s.entries == 0 {
 			msg = fmt.Sprintf("%v; nothing could be read", s.damage)
 		}
-		m.warnings = append(m.warnings, Warning{File: file, Offset: &off, Message: msg})
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Offset: &off, Message: msg})
+	case s.entries == 0 && !s.cleared:
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "no entries (\"data\" is empty or absent): nothing of this rank could be read"})
 	}
-	if s.entries > 0 || s.damage == nil {
+	if s.entries > 0 || s.cleared {
 		m.readable++
 	}
+	if s.oddStatKeys {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "statistics keys are not spelled as msprobe spells them (\"max\" for \"Max\"): read all the same"})
+	}
 	if s.tensors > 0 && s.statless > 0 && s.statless*2 >= s.entries {
-		m.warnings = append(m.warnings, Warning{File: file, Message: fmt.Sprintf(
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
 			"%d of %d calls have no Max/Min statistics (summary_mode xor or md5-only, or empty tensors): NaN/Inf cannot be decided for them",
 			s.statless, s.entries)})
+	}
+	for _, w := range []struct {
+		file string
+		err  error
+	}{{s.dir.Stack, s.sides.stack}, {s.dir.Construct, s.sides.construct}} {
+		if w.err != nil {
+			m.warnings = append(m.warnings, verdict.Warning{File: w.file, Message: "read for the phases of its calls: " + w.err.Error()})
+		}
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/nonfinite"
+	"github.com/nanhunt/nanhunt/policy"
 )
 
 // event is a call that holds non-finite values, as a rank scan keeps it.
@@ -21,11 +22,14 @@ type event struct {
 	module      bool
 	collIdx     int // index in rankScan.colls for collectives; -1 otherwise
 	facts
-	flagged bool // nan_check: the overflow flag was raised
+	flagged   bool // nan_check: the overflow flag was raised
+	recompute bool // "is_recompute": true
 
 	prevClean     int    // index of the last earlier call whose outputs were finite; -1
 	prevCleanName string //
 	legitNeg      int    // index of the latest legitimate -inf source before it; -1
+
+	phase policy.Phase // decided once the file is read (see phases)
 }
 
 // Caps on what one rank scan keeps, so memory does not grow with the file.
@@ -34,18 +38,39 @@ const (
 	maxNegEvents    = 1024
 	maxCollEvents   = 64
 	maxSuppressKeys = 64
+	maxPreOps       = 1 << 13 // distinct ops before the first backward entry
+	maxTail         = 1 << 16 // entries after the last backward entry
 )
+
+// tailEntry is an entry after the last backward entry seen so far: where
+// the optimizer starts is decided among them.
+type tailEntry struct {
+	name  string
+	index int32
+	coll  bool
+}
+
+// syncPoint is one collective's place on a rank: its index and its
+// occurrence k of its pairing base.
+type syncPoint struct{ index, k int32 }
 
 // rankScan is what one dump.json says, reduced to what the analysis needs.
 type rankScan struct {
-	dir          dump.RankDir
-	header       dump.Header
-	entries      int
-	bytes        int64
-	openErr      error
-	damage       *dump.FormatError
-	lastBwd      int
-	seenBwd      bool
+	dir     dump.RankDir
+	header  dump.Header
+	entries int
+	bytes   int64
+	openErr error
+	damage  *dump.FormatError
+
+	firstBwd, lastBwd int // indices of the first and last backward entries; -1
+	lastColl          int // index of the last collective; -1
+	preOps            map[string]bool
+	preOpsFull        bool
+	tail              []tailEntry
+	tailFull          bool
+	syncs             map[string][]syncPoint // every collective, by pairing base (until finish)
+
 	events       []event
 	colls        []collEvent
 	suppressed   []suppression
@@ -55,19 +80,30 @@ type rankScan struct {
 	statless     int // calls whose tensors had no Max/Min
 	flagged      int // nan_check: calls with the overflow flag
 	nanCheck     bool
+	oddStatKeys  bool
 	severeKept   int
 	negKept      int
-	local        *local // the rank's role, once finished
-	cleared      bool   // the byte search found nothing to parse
-	stopped      bool   // scanUntilSevere met an anomaly and stopped
-	collsFull    bool   // more non-finite collectives than maxCollEvents
-	severeSeen   bool   // a call that is certainly an anomaly was met
-	deferredLost bool   // more deferred -inf calls than maxDeferred
+	cleared      bool // the byte search found nothing to parse
+	stopped      bool // scanUntilSevere met an anomaly and stopped
+	collsFull    bool // more non-finite collectives than maxCollEvents
+	severeSeen   bool // a call that is certainly an anomaly was met
+	deferredLost bool // more deferred -inf calls than maxDeferred
+
+	local *local                 // the rank's account, once finished
+	order map[string]syncSummary // its first sign's place among the collectives, once finished
+	seen  map[string]int32       // a damaged file: how many instances of each pairing base it holds
+	sides sideWarnings           // what could not be read of stack.json and construct.json
+}
+
+// unread reports whether nothing of the rank's dump.json could be read:
+// missing, not a file, damaged before its first entry, or without entries.
+func (s *rankScan) unread() bool {
+	return s.openErr != nil || (s.entries == 0 && !s.cleared)
 }
 
 type suppressKey struct {
 	op, reason string
-	values     dump.Class
+	values     nonfinite.Class
 }
 
 // suppression is a group of calls an exclusion rule changed.
@@ -95,20 +131,38 @@ const (
 
 // scanner is what a worker reuses from file to file.
 type scanner struct {
-	rules  *ruleSet
+	rules  *policy.Matcher
 	prog   *progress
 	pf     *dump.Prefilter
 	at     *dump.EntryAt
 	groups map[string][]int // one copy of each process group's ranks
+	ops    map[string]string
 }
 
-func newScanner(rules []Rule, prog *progress) *scanner {
-	return &scanner{rules: newRuleSet(rules), prog: prog, pf: dump.NewPrefilter(window, 1<<14), at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}}
+func newScanner(p *policy.Policy, prog *progress) *scanner {
+	return &scanner{rules: p.Matcher(), prog: prog, pf: dump.NewPrefilter(window, 1<<14, policy.Search()),
+		at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}, ops: map[string]string{}}
+}
+
+// intern keeps one copy of an op name per worker.
+func (sc *scanner) intern(op string) string {
+	if s, ok := sc.ops[op]; ok {
+		return s
+	}
+	if len(sc.ops) < 1<<16 {
+		sc.ops[op] = op
+	}
+	return op
+}
+
+func newRankScan(rd dump.RankDir) *rankScan {
+	return &rankScan{dir: rd, firstBwd: -1, lastBwd: -1, lastColl: -1, supIndex: map[suppressKey]int{},
+		preOps: map[string]bool{}, syncs: map[string][]syncPoint{}}
 }
 
 // scanRank reads one rank's dump.json.
 func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
-	s := &rankScan{dir: rd, lastBwd: -1, supIndex: map[suppressKey]int{}}
+	s := newRankScan(rd)
 	f, err := os.Open(rd.Dump)
 	if err != nil {
 		s.openErr = err
@@ -127,7 +181,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.openErr = err
 			return s
 		}
-		if hits.Clear() {
+		if policy.NoSuspects(hits) {
 			s.cleared = true
 			return s
 		}
@@ -135,7 +189,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.cleared = true
 			for _, op := range slices.Sorted(maps.Keys(hits.ForwardOps)) {
 				s.suppressN(op, "-inf in forward calls only (masks, or -inf that never became NaN or +inf); file cleared without parsing",
-					dump.NegInf, op, false, hits.ForwardOps[op])
+					nonfinite.NegInf, op, false, hits.ForwardOps[op])
 			}
 			return s
 		}
@@ -161,10 +215,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		e := rd2.Entry()
 		s.entries++
 		n := dump.ParseName(e.Name)
-		if n.Dir == dump.Backward || n.Dir == dump.ParamGrad {
-			s.lastBwd = e.Index
-			s.seenBwd = true
-		}
+		s.place(sc, e, n)
 		if e.Skipped {
 			if w.settled {
 				continue
@@ -173,9 +224,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			if maskSkip && hits.FirstSevere >= e.Offset && hits.FirstSevere < e.End {
 				maskSkip = false // it holds the first suspect NaN or +inf: parse it
 			}
-			if maskSkip && s.seenBwd && hits.Within(e.Offset, e.End) {
-				// after a backward call, a forward call may belong to the
-				// update, where -inf is an anomaly: decided at the end
+			if maskSkip && s.firstBwd >= 0 && hits.Within(e.Offset, e.End) {
+				// after a backward entry, a forward call may lie after the last
+				// one, where -inf is an anomaly: decided at the end
 				if len(deferred) < maxDeferred {
 					deferred = append(deferred, span{e.Index, e.Offset, e.End})
 				} else {
@@ -204,12 +255,14 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		if e.IsNaN >= 0 {
 			s.nanCheck = true
 		}
+		s.oddStatKeys = s.oddStatKeys || e.OddStatKeys
 		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
-			legitNeg: legitNeg, flagged: e.IsNaN == 1}
+			legitNeg: legitNeg, flagged: e.IsNaN == 1, recompute: e.Recompute}
 		keep := false
 		var outClean bool
 		if n.IsDistributed() {
 			ce := readCollective(e, n, s.dir.Rank, seen)
+			s.sync(&ce, n)
 			if ce.group != nil {
 				if g, ok := sc.groups[ce.groupKey]; ok {
 					ce.group = g
@@ -218,7 +271,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 				}
 			}
 			if ce.ignored != 0 {
-				s.suppress(n.Op(), "receive buffer: holds whatever was there before the call", ce.ignored, e.Name, false)
+				s.suppress(n.Op(), policy.ReasonReceiveBuffer, ce.ignored, e.Name, false)
 			}
 			outClean = ce.dest == 0
 			if ce.send|ce.dest != 0 {
@@ -241,7 +294,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 				if h.birth || h.input {
 					s.suppress(n.Op(), h.reason, h.values, e.Name, h.birth)
 				}
-				if h.birth && h.values&dump.NegInf != 0 {
+				if h.birth && h.values&nonfinite.NegInf != 0 {
 					legitNeg = e.Index
 				}
 			}
@@ -267,7 +320,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 				}
 				s.severeSeen = true
 			}
-			if out := last.out | s.destOf(last); out&dump.NaN != 0 && s.severeSeen && w != nil {
+			if out := last.out | s.destOf(last); out&nonfinite.NaN != 0 && s.severeSeen && w != nil {
 				w.settled = true
 			}
 		}
@@ -297,13 +350,52 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	return s
 }
 
+// place records where an entry sits in the step: the backward entries'
+// span, the ops before the first of them, the entries after the last one,
+// the last collective.
+func (s *rankScan) place(sc *scanner, e *dump.Entry, n dump.Name) {
+	switch {
+	case n.Dir == dump.Backward || n.Dir == dump.ParamGrad:
+		if s.firstBwd < 0 {
+			s.firstBwd = e.Index
+		}
+		s.lastBwd = e.Index
+		s.tail, s.tailFull = s.tail[:0], false
+		return
+	case s.firstBwd < 0:
+		if len(s.preOps) < maxPreOps {
+			s.preOps[sc.intern(n.Op())] = true
+		} else {
+			s.preOpsFull = true
+		}
+	}
+	coll := n.IsDistributed()
+	if coll {
+		s.lastColl = e.Index
+	}
+	if len(s.tail) < maxTail {
+		s.tail = append(s.tail, tailEntry{name: e.Name, index: int32(e.Index), coll: coll})
+	} else {
+		s.tailFull = true
+	}
+}
+
+// sync records a collective's place among the rank's collectives.
+func (s *rankScan) sync(ce *collEvent, n dump.Name) {
+	k := int32(len(s.syncs[ce.base]))
+	if ce.named {
+		k = int32(n.Call) // paired by name: the entry counter is the occurrence
+	}
+	s.syncs[ce.base] = append(s.syncs[ce.base], syncPoint{int32(ce.index), k})
+}
+
 // growsFromNegInf reports whether the rank's first anomaly holds no
 // non-finite input but -inf: it may have grown from a -inf that an earlier
 // forward call made, which the mask rule skipped.
 func (s *rankScan) growsFromNegInf() bool {
 	for i := range s.events {
 		if ev := &s.events[i]; s.isSevere(ev) {
-			return ev.collIdx < 0 && ev.in == dump.NegInf
+			return ev.collIdx < 0 && ev.in == nonfinite.NegInf
 		}
 	}
 	return false
@@ -346,23 +438,20 @@ func (sc *scanner) decideDeferred(s *rankScan, f *os.File, deferred []span) {
 	}
 }
 
-// onlyMasks reports whether a file's suspects are all -inf in forward API
-// calls before its last backward call: masks flowing on, never an anomaly
-// (a -inf born there matters only when a NaN or +inf follows, which would
-// be a suspect too). Such a file needs no parsing either.
+// onlyMasks reports whether a file's suspects cannot be severe (the rule
+// set's ClearsFile): -inf in forward API calls before its last backward
+// entry, found by reading the file's tail backwards.
 func (sc *scanner) onlyMasks(f *os.File, size int64, h *dump.Hits) bool {
-	if !h.Whole || h.FirstSevere >= 0 || !h.Located || !h.Forward || h.Saturated || (h.Tensors > 0 && h.Stats == 0) {
+	if !policy.MasksOnly(h) {
 		return false
 	}
-	lastBwd, err := dump.LastEntry(f, size, h.Indent, func(name string) bool {
-		d := dump.ParseName(name).Dir
-		return d == dump.Backward || d == dump.ParamGrad
-	})
-	return err == nil && (lastBwd < 0 || h.LastEntry < lastBwd)
+	lastBwd, err := dump.LastEntry(f, size, h.Indent, policy.IsBackwardName)
+	return err == nil && policy.ClearsFile(h, lastBwd)
 }
 
-// certainlySevere: an anomaly whatever the rest of the file says (the stage
-// of a forward call, which decides about -inf, is known only at the end).
+// certainlySevere: an anomaly whatever the rest of the file says (whether
+// a forward call lies after the last backward entry, which decides about
+// -inf, is known only at the end).
 func (s *rankScan) certainlySevere(ev *event) bool {
 	if ev.flagged {
 		return true
@@ -370,15 +459,10 @@ func (s *rankScan) certainlySevere(ev *event) bool {
 	if c := s.collOf(ev); c != nil {
 		return c.send|c.dest != 0
 	}
-	if (ev.in|ev.out)&(dump.NaN|dump.PosInf) != 0 {
+	if (ev.in|ev.out)&(nonfinite.NaN|nonfinite.PosInf) != 0 {
 		return true
 	}
 	return ev.in|ev.out != 0 && (ev.dir == dump.Backward || ev.dir == dump.ParamGrad || ev.param != 0)
-}
-
-// isCollective tells a collective by its name, before it is parsed.
-func isCollective(name string) bool {
-	return strings.HasPrefix(name, "Distributed.") || strings.HasPrefix(name, "MintDistributed.")
 }
 
 // ctxReader stops reading when the context is cancelled, and counts what
@@ -404,7 +488,7 @@ func (s *rankScan) keepEvent(ev *event, n dump.Name) bool {
 	if all == 0 {
 		return false
 	}
-	severe := all&(dump.NaN|dump.PosInf) != 0 || n.Dir == dump.Backward || n.Dir == dump.ParamGrad || ev.param != 0
+	severe := all&(nonfinite.NaN|nonfinite.PosInf) != 0 || n.Dir == dump.Backward || n.Dir == dump.ParamGrad || ev.param != 0
 	if severe {
 		if s.severeKept < maxSevereEvents {
 			s.severeKept++
@@ -412,21 +496,21 @@ func (s *rankScan) keepEvent(ev *event, n dump.Name) bool {
 		}
 		return false
 	}
-	// -inf only, in a forward call. Before any backward call it is either a
-	// mask flowing on (not kept) or a new -inf (kept as a weak candidate);
-	// after one it may be the optimizer's, decided at the end.
-	if (ev.birth != 0 || s.seenBwd) && s.negKept < maxNegEvents {
+	// -inf only, in a forward call. Before any backward entry it is either
+	// a mask flowing on (not kept) or a new -inf (kept as a weak
+	// candidate); after one it may lie after the last, decided at the end.
+	if (ev.birth != 0 || s.firstBwd >= 0) && s.negKept < maxNegEvents {
 		s.negKept++
 		return true
 	}
 	return false
 }
 
-func (s *rankScan) suppress(op, reason string, values dump.Class, entry string, birth bool) {
+func (s *rankScan) suppress(op, reason string, values nonfinite.Class, entry string, birth bool) {
 	s.suppressN(op, reason, values, entry, birth, 1)
 }
 
-func (s *rankScan) suppressN(op, reason string, values dump.Class, entry string, birth bool, n int) {
+func (s *rankScan) suppressN(op, reason string, values nonfinite.Class, entry string, birth bool, n int) {
 	k := suppressKey{op: op, reason: reason, values: values}
 	if i, ok := s.supIndex[k]; ok {
 		s.suppressed[i].count += n
@@ -441,7 +525,7 @@ func (s *rankScan) suppressN(op, reason string, values dump.Class, entry string,
 }
 
 // destOf is what a collective event received; 0 for other calls.
-func (s *rankScan) destOf(ev *event) dump.Class {
+func (s *rankScan) destOf(ev *event) nonfinite.Class {
 	if c := s.collOf(ev); c != nil {
 		return c.dest
 	}

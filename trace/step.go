@@ -3,33 +3,42 @@ package trace
 import (
 	"slices"
 	"sort"
+
+	"github.com/nanhunt/nanhunt/dump"
 )
 
-// hop is one collective call that moved the anomaly from ranks that held it
-// to ranks that did not.
+// hop is one collective instance that moved the anomaly from ranks that
+// held it to ranks that did not.
 type hop struct {
-	key      string
-	op       string // entry name on the first sender (or receiver when no sender is known)
-	order    int    // index of that entry: orders hops
-	from, to []int
-	missing  []int // participants that were not read (not dumped, damaged)
-	group    []int
-	inferred bool // from was inferred: the senders kept too many collectives to keep this one
+	key       string
+	op        string // entry name on the lowest sender (on the lowest receiver when no sender is known)
+	opRank    int    // the rank op names
+	opIndex   int    // the index of op on opRank
+	from, to  []int
+	unseen    []int // participants whose side of the call was not read (not dumped, unread, damaged before it)
+	group     []int
+	inferred  bool // from was inferred: the senders' side was not kept (caps), or not read and they are sources
+	collOrig  bool // no sender, every side read: the collective made it
+	senderIdx map[int]int
 }
 
-// stepResult is the cross-rank account of one step.
+// stepResult is the cross-rank account of one step (README "How it
+// decides", 6).
 type stepResult struct {
 	step      int
 	mode      string
-	ranks     []int
+	ranks     []int // the ranks with a folder for the step
 	scans     map[int]*rankScan
 	locals    map[int]*local
 	anomalous bool
 
-	sources    []int // ranks where it was born, or first seen when not captured
-	collOrigin *hop  // a collective that made it from clean inputs on every rank
-	hops       []*hop
-	unrecorded []int // ranks that got it through a path the dump does not show
+	sources     []int  // origin ranks: births (or, with none, the earliest candidates)
+	collOrigins []*hop // collectives that made it from clean inputs, when there are no sources
+	hops        []*hop // every hop, in spread order (collective origins included)
+	inherited   []int  // candidates that are not sources: received through a path the dump does not record
+	later       []int  // births after another candidate's first sign
+	unreadRanks []int  // ranks whose dump could not be read
+	missing     []int  // ranks 0..max that have no folder for the step
 }
 
 // analyseStep puts the ranks of one step together.
@@ -40,20 +49,60 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 	}
 	sort.Ints(r.ranks)
 	for _, rank := range r.ranks {
-		l := scans[rank].local
+		s := scans[rank]
+		l := s.local
+		if l == nil {
+			l = &local{}
+		}
 		r.locals[rank] = l
 		if l.first != nil {
 			r.anomalous = true
+		}
+		if s.unread() {
+			r.unreadRanks = append(r.unreadRanks, rank)
+		}
+	}
+	if n := len(r.ranks); n > 0 {
+		for rk := 0; rk <= r.ranks[n-1]; rk++ {
+			if _, ok := scans[rk]; !ok {
+				r.missing = append(r.missing, rk)
+			}
 		}
 	}
 	if !r.anomalous {
 		return r
 	}
+	r.findHops()
+	r.findSources()
+	for _, h := range r.hops {
+		if len(h.from) == 0 {
+			// a source whose side of the call was not read sent it
+			for _, u := range h.unseen {
+				if slices.Contains(r.sources, u) {
+					h.from = append(h.from, u)
+					h.inferred = true
+				}
+			}
+		}
+		h.collOrig = len(h.from) == 0 && len(h.unseen) == 0
+	}
+	if len(r.sources) == 0 {
+		for _, h := range r.hops {
+			if h.collOrig {
+				r.collOrigins = append(r.collOrigins, h)
+			}
+		}
+	}
+	r.orderHops()
+	return r
+}
 
-	// Every rank's view of every non-finite collective, by pairing key.
+// findHops makes a hop of every collective instance that was a receiver's
+// first sign.
+func (r *stepResult) findHops() {
 	inst := map[string]map[int]*collEvent{}
 	for _, rank := range r.ranks {
-		s := scans[rank]
+		s := r.scans[rank]
 		for i := range s.colls {
 			c := &s.colls[i]
 			if inst[c.key] == nil {
@@ -62,101 +111,142 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 			inst[c.key][rank] = c
 		}
 	}
-
-	hops := map[string]*hop{}
+	byKey := map[string]*hop{}
 	for _, rank := range r.ranks {
 		l := r.locals[rank]
 		if l.role != roleReceived {
 			continue
 		}
-		c := scans[rank].collOf(l.first)
-		h := hops[c.key]
+		c := r.scans[rank].collOf(l.first)
+		h := byKey[c.key]
 		if h == nil {
-			h = &hop{key: c.key, op: c.name, order: c.index, group: c.group}
+			h = &hop{key: c.key, op: c.name, opRank: rank, opIndex: c.index, group: c.group, senderIdx: map[int]int{}}
 			for _, other := range sortedKeys(inst[c.key]) {
-				oc := inst[c.key][other]
-				if oc.send != 0 {
+				if oc := inst[c.key][other]; oc.send != 0 {
 					h.from = append(h.from, other)
-					if len(h.from) == 1 {
-						h.op, h.order = oc.name, oc.index
-					}
+					h.senderIdx[other] = oc.index
 				}
 			}
 			if len(h.from) == 0 {
 				h.from = r.beyondCap(c, rank)
 				h.inferred = len(h.from) > 0
 			}
-			if len(h.from) == 0 {
-				h.missing = r.unread(c)
+			h.unseen = r.unseen(c)
+			if len(h.from) > 0 {
+				h.opRank = h.from[0]
+				if oc, ok := inst[c.key][h.opRank]; ok {
+					h.op, h.opIndex = oc.name, oc.index
+				}
 			}
-			hops[c.key] = h
+			byKey[c.key] = h
+			r.hops = append(r.hops, h)
 		}
 		h.to = append(h.to, rank)
 	}
+	for _, h := range r.hops {
+		h.from = slices.DeleteFunc(h.from, func(x int) bool { return slices.Contains(h.to, x) })
+	}
+}
 
+// findSources orders the candidates by the collectives between them and
+// keeps the earliest: the births among them, or all of them when none is a
+// birth (README "How it decides", 6.3-6.4).
+func (r *stepResult) findSources() {
+	var cands []int
 	for _, rank := range r.ranks {
 		switch r.locals[rank].role {
 		case roleBirth, roleInherited, roleSentBad, roleFlagged:
-			r.sources = append(r.sources, rank)
+			cands = append(cands, rank)
 		}
 	}
-	r.demoteLateUncaptured()
-
-	for _, h := range hops {
-		r.hops = append(r.hops, h)
-	}
-	sort.Slice(r.hops, func(i, j int) bool {
-		if r.hops[i].order != r.hops[j].order {
-			return r.hops[i].order < r.hops[j].order
-		}
-		return r.hops[i].key < r.hops[j].key
-	})
-	for _, h := range r.hops {
-		if len(h.from) > 0 {
-			continue
-		}
-		// A sender whose dump ends before the collective is still known
-		// when it already held the value: a source among the unread.
-		for _, m := range h.missing {
-			if slices.Contains(r.sources, m) {
-				h.from = append(h.from, m)
+	late := map[int]bool{}
+	for _, y := range cands {
+		for _, x := range cands {
+			if x != y && happenedBefore(r.scans[x], r.scans[y]) {
+				late[y] = true
+				break
 			}
 		}
-		if len(h.from) == 0 && len(h.missing) == 0 && r.collOrigin == nil {
-			// clean inputs everywhere, non-finite result: the collective itself
-			r.collOrigin = h
+	}
+	births := false
+	for _, c := range cands {
+		if role := r.locals[c].role; !late[c] && (role == roleBirth || role == roleFlagged) {
+			births = true
 		}
 	}
-	return r
+	for _, c := range cands {
+		role := r.locals[c].role
+		isBirth := role == roleBirth || role == roleFlagged
+		switch {
+		case late[c] && isBirth:
+			r.later = append(r.later, c)
+		case late[c]:
+			r.inherited = append(r.inherited, c)
+		case births && !isBirth:
+			r.inherited = append(r.inherited, c)
+		default:
+			r.sources = append(r.sources, c)
+		}
+	}
 }
 
-// demoteLateUncaptured: when some ranks show a captured birth, ranks whose
-// first sign is an already non-finite input later in the step did not make
-// it themselves; they received it through something the dump does not
-// record (DDP's bucket all-reduce and other collectives issued from C++).
-func (r *stepResult) demoteLateUncaptured() {
-	earliest := -1
-	for _, rank := range r.sources {
-		l := r.locals[rank]
-		if l.role == roleBirth || l.role == roleFlagged {
-			if earliest < 0 || l.first.index < earliest {
-				earliest = l.first.index
+// orderHops puts the hops in the order the value travelled, as far as the
+// collectives tell it: a hop whose senders received through another hop
+// comes after it; otherwise by lowest sender and its own order.
+func (r *stepResult) orderHops() {
+	anchor := func(h *hop) (int, int) {
+		if len(h.from) > 0 {
+			return h.from[0], h.senderIdx[h.from[0]]
+		}
+		return h.opRank, h.opIndex
+	}
+	less := func(a, b *hop) bool {
+		ra, ia := anchor(a)
+		rb, ib := anchor(b)
+		if ra != rb {
+			return ra < rb
+		}
+		if ia != ib {
+			return ia < ib
+		}
+		return a.key < b.key
+	}
+	receivedVia := map[int]*hop{}
+	for _, h := range r.hops {
+		for _, t := range h.to {
+			receivedVia[t] = h
+		}
+	}
+	var out []*hop
+	placed := map[*hop]bool{}
+	for len(out) < len(r.hops) {
+		var ready []*hop
+		for _, h := range r.hops {
+			if placed[h] {
+				continue
+			}
+			ok := true
+			for _, f := range h.from {
+				if g := receivedVia[f]; g != nil && g != h && !placed[g] {
+					ok = false
+				}
+			}
+			if ok {
+				ready = append(ready, h)
 			}
 		}
-	}
-	if earliest < 0 {
-		return
-	}
-	kept := r.sources[:0]
-	for _, rank := range r.sources {
-		l := r.locals[rank]
-		if (l.role == roleInherited || l.role == roleSentBad) && l.first.index > earliest {
-			r.unrecorded = append(r.unrecorded, rank)
-			continue
+		if len(ready) == 0 { // a cycle: cannot happen with first signs, but never loop
+			for _, h := range r.hops {
+				if !placed[h] {
+					ready = append(ready, h)
+				}
+			}
 		}
-		kept = append(kept, rank)
+		sort.Slice(ready, func(i, j int) bool { return less(ready[i], ready[j]) })
+		placed[ready[0]] = true
+		out = append(out, ready[0])
 	}
-	r.sources = kept
+	r.hops = out
 }
 
 // beyondCap lists the participants that may have sent the value although
@@ -164,12 +254,8 @@ func (r *stepResult) demoteLateUncaptured() {
 // first maxCollEvents non-finite collectives): those that held an anomaly
 // and ran out of room.
 func (r *stepResult) beyondCap(c *collEvent, receiver int) []int {
-	parts := c.group
-	if parts == nil {
-		parts = r.ranks
-	}
 	var out []int
-	for _, p := range parts {
+	for _, p := range r.participants(c) {
 		s, ok := r.scans[p]
 		if ok && p != receiver && s.collsFull && r.locals[p].first != nil {
 			out = append(out, p)
@@ -178,42 +264,103 @@ func (r *stepResult) beyondCap(c *collEvent, receiver int) []int {
 	return out
 }
 
-// unread lists the participants of a collective whose side of it is not
-// known: not dumped, unreadable, or cut short.
-func (r *stepResult) unread(c *collEvent) []int {
-	parts := c.group
-	if parts == nil {
-		parts = r.ranks
+// participants of a collective: its group, the two peers, or every rank.
+func (r *stepResult) participants(c *collEvent) []int {
+	switch {
+	case c.group != nil:
+		return c.group
+	case c.p2p == 1 || c.p2p == -1:
+		if c.peer >= 0 {
+			return []int{c.peer}
+		}
+	}
+	all := append(append([]int{}, r.ranks...), r.missing...)
+	sort.Ints(all)
+	return all
+}
+
+// unseen lists the participants of a collective whose side of it was not
+// read: not dumped, unreadable, or cut short before it.
+func (r *stepResult) unseen(c *collEvent) []int {
+	k := occurrence(c.key)
+	if c.named {
+		k = dump.ParseName(c.name).Call
 	}
 	var out []int
-	for _, p := range parts {
+	for _, p := range r.participants(c) {
 		s, ok := r.scans[p]
-		if !ok || s.openErr != nil || s.damage != nil {
+		switch {
+		case !ok, s.unread():
+			out = append(out, p)
+		case s.damage != nil && s.seen != nil && s.seen[c.base] <= int32(k):
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// carrier is the first hop that left a source rank (or the first hop).
-func (r *stepResult) carrier() *hop {
-	src := map[int]bool{}
-	for _, s := range r.sources {
-		src[s] = true
+// occurrence is the k of a key "base#k"; -1 for named keys.
+func occurrence(key string) int {
+	i := len(key) - 1
+	for i >= 0 && key[i] >= '0' && key[i] <= '9' {
+		i--
+	}
+	if i < 0 || key[i] != '#' || i == len(key)-1 {
+		return -1
+	}
+	k := 0
+	for _, c := range key[i+1:] {
+		k = k*10 + int(c-'0')
+		if k > 1<<30 {
+			return -1
+		}
+	}
+	return k
+}
+
+// carrier is the first hop that the lowest source rank sent in (in that
+// rank's order); with none, the first hop of the lowest sender; when no
+// sender was read, the first hop of the lowest receiver. Collective origins
+// are not carriers. It returns the hop and the rank whose entry names it.
+func (r *stepResult) carrier() (*hop, int) {
+	best, bestRank, bestIdx := (*hop)(nil), -1, 0
+	consider := func(h *hop, rank int) {
+		idx, ok := h.senderIdx[rank]
+		if !ok {
+			idx = 1 << 30 // inferred: its side was not kept
+		}
+		if best == nil || rank < bestRank || (rank == bestRank && idx < bestIdx) {
+			best, bestRank, bestIdx = h, rank, idx
+		}
 	}
 	for _, h := range r.hops {
+		if h.collOrig {
+			continue
+		}
 		for _, f := range h.from {
-			if src[f] {
-				return h
+			if slices.Contains(r.sources, f) {
+				consider(h, f)
 			}
 		}
 	}
+	if best != nil {
+		return best, bestRank
+	}
 	for _, h := range r.hops {
-		if h != r.collOrigin {
-			return h
+		if !h.collOrig && len(h.from) > 0 {
+			consider(h, h.from[0])
 		}
 	}
-	return nil
+	if best != nil {
+		return best, bestRank
+	}
+	// no sender was read: the hop the lowest receiver met first
+	for _, h := range r.hops {
+		if !h.collOrig && (best == nil || h.opRank < best.opRank || (h.opRank == best.opRank && h.opIndex < best.opIndex)) {
+			best, bestRank = h, h.opRank
+		}
+	}
+	return best, bestRank
 }
 
 func sortedKeys[V any](m map[int]V) []int {

@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/nonfinite"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // suppressions gathers what the exclusions did across ranks and steps.
@@ -44,20 +46,20 @@ func (s *suppressions) addStep(r *stepResult) {
 		}
 		l := r.locals[rank]
 		for _, b := range l.births {
-			if b == l.root || b.birth != dump.NegInf || (l.first != nil && b.index > l.first.index) {
+			if b == l.root || b.birth != nonfinite.NegInf || (l.first != nil && b.index > l.first.index) {
 				continue
 			}
-			s.add(suppressKey{op: dump.ParseName(b.name).Op(), reason: "-inf that never became NaN or +Inf, nor reached a gradient, a weight or a collective (treated as a mask)", values: dump.NegInf},
+			s.add(suppressKey{op: dump.ParseName(b.name).Op(), reason: "-inf that never became NaN or +Inf, nor reached a gradient, a weight or a collective (treated as a mask)", values: nonfinite.NegInf},
 				r.step, rank, 1, b.name, true)
 		}
 	}
 }
 
-func (s *suppressions) list() []Suppressed {
-	out := []Suppressed{}
+func (s *suppressions) list() []verdict.Suppressed {
+	out := []verdict.Suppressed{}
 	for _, k := range s.order {
 		a := s.byKey[k]
-		out = append(out, Suppressed{
+		out = append(out, verdict.Suppressed{
 			Op: k.op, Reason: k.reason, Values: k.values.String(),
 			Steps: setList(a.steps), Ranks: setList(a.ranks), Count: a.count,
 			Example: a.example, WouldBeOrigin: a.birth,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/synth"
 )
 
@@ -30,7 +32,6 @@ func TestVerdictMatchesGeneratedTruth(t *testing.T) {
 			}
 			checkTruth(t, v, truth)
 			checkCode(t, v, sc.Spec)
-			checkPlan(t, v)
 		})
 	}
 }
@@ -56,7 +57,7 @@ func TestDemoVerdict(t *testing.T) {
 
 // checkCode: a captured origin has its code line, unless the scenario
 // removed the stack.json of the rank it is read from.
-func checkCode(t *testing.T, v *Verdict, spec synth.Spec) {
+func checkCode(t *testing.T, v *verdict.Verdict, spec synth.Spec) {
 	t.Helper()
 	o := v.Origin
 	if o == nil || !o.Captured {
@@ -75,7 +76,7 @@ func checkCode(t *testing.T, v *Verdict, spec synth.Spec) {
 	}
 }
 
-func checkTruth(t *testing.T, v *Verdict, truth *synth.Truth) {
+func checkTruth(t *testing.T, v *verdict.Verdict, truth *synth.Truth) {
 	t.Helper()
 	if v.Anomaly != truth.Anomaly {
 		t.Fatalf("anomaly = %v, want %v (origin %+v)", v.Anomaly, truth.Anomaly, v.Origin)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
 
@@ -107,7 +109,7 @@ func writeRun(t *testing.T, step int, ranks map[int][]string) string {
 	return root
 }
 
-func trace1(t *testing.T, root string) *Verdict {
+func trace1(t *testing.T, root string) *verdict.Verdict {
 	t.Helper()
 	v, err := Run(context.Background(), Options{Path: root})
 	if err != nil {
@@ -367,8 +369,14 @@ func TestTrapRecoveredStep(t *testing.T) {
 	if v.Anomaly || len(v.Recovered) != 1 {
 		t.Errorf("anomaly %v, recovered %+v", v.Anomaly, v.Recovered)
 	}
-	// When the next step is not dumped, nothing says it recovered.
+	// Only every n-th step dumped: the next dumped step decides, and the
+	// verdict says how far it is.
 	v = trace1(t, writeSteps(t, map[int]map[int][]string{3: overflow, 5: clean}))
+	if v.Anomaly || len(v.Recovered) != 1 || v.Recovered[0].NextStep != 5 {
+		t.Errorf("anomaly %v, recovered %+v, want step 3 recovered by step 5", v.Anomaly, v.Recovered)
+	}
+	// The last dumped step: nothing says it recovered.
+	v = trace1(t, writeSteps(t, map[int]map[int][]string{2: clean, 3: overflow}))
 	if o := v.Origin; o == nil || o.Step != 3 || len(v.Recovered) != 0 {
 		t.Errorf("origin = %+v, recovered %+v, want step 3", o, v.Recovered)
 	}
@@ -415,7 +423,7 @@ func TestSenderBeyondTheCollectiveCap(t *testing.T) {
 	if o := v.Origin; o == nil || !equalInts(o.Ranks, []int{0}) {
 		t.Fatalf("origin = %+v", o)
 	}
-	var toRank2 *Hop
+	var toRank2 *verdict.Hop
 	for i := range v.Spread {
 		if equalInts(v.Spread[i].ToRanks, []int{2}) {
 			toRank2 = &v.Spread[i]

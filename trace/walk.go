@@ -1,6 +1,9 @@
 package trace
 
-import "github.com/nanhunt/nanhunt/dump"
+import (
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+)
 
 // walk decides, entry by entry, what of a file the byte search flagged
 // must be parsed. Collectives always are (they are paired across ranks).
@@ -25,7 +28,7 @@ const parseAhead = 4 << 10
 // choose is a dump.ReaderOptions.Select: whether to parse the entry.
 func (w *walk) choose(name string, off int64) bool {
 	w.maskSkip = false
-	if isCollective(name) {
+	if policy.IsCollective(name) {
 		return true
 	}
 	if w.settled {

@@ -7,10 +7,13 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/monitor"
-	"github.com/nanhunt/nanhunt/trace"
 	"github.com/nanhunt/nanhunt/trainlog"
 )
 
@@ -37,21 +40,21 @@ func (f *evidenceFlags) given() bool { return len(f.logs) > 0 || f.monitor != ""
 
 // combine reads the evidence and joins it with the dump's verdict (nil
 // without a dump).
-func (f *evidenceFlags) combine(v *trace.Verdict, popt trace.PlanOptions) (*trace.Verdict, error) {
+func (f *evidenceFlags) combine(v *verdict.Verdict, popt plan.Options) (*verdict.Verdict, error) {
 	if !f.given() {
 		return v, nil
 	}
-	var le *trace.LogEvidence
-	var me *trace.MonitorEvidence
-	var warnings []trace.Warning
+	var le *verdict.LogEvidence
+	var me *verdict.MonitorEvidence
+	var warnings []verdict.Warning
 	if len(f.logs) > 0 {
 		l, err := f.readLogs()
 		if err != nil {
 			return nil, err
 		}
-		le = trace.LogEvidenceFrom(l)
+		le = evidence.FromLog(l)
 		for _, w := range l.Warnings {
-			warnings = append(warnings, trace.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
+			warnings = append(warnings, verdict.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
 		}
 	}
 	if f.monitor != "" {
@@ -63,12 +66,12 @@ func (f *evidenceFlags) combine(v *trace.Verdict, popt trace.PlanOptions) (*trac
 		if err != nil {
 			return nil, err
 		}
-		me = trace.MonitorEvidenceFrom(run)
+		me = evidence.FromMonitor(run)
 		for _, w := range run.Findings().Warnings {
-			warnings = append(warnings, trace.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
+			warnings = append(warnings, verdict.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
 		}
 	}
-	v = trace.Combine(v, le, me, popt)
+	v = evidence.Combine(v, le, me, popt)
 	v.Warnings = append(v.Warnings, warnings...)
 	return v, nil
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
-	"github.com/nanhunt/nanhunt/msprobe"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/msprobe"
+	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -101,7 +103,7 @@ func TestTraceJSONSchema(t *testing.T) {
 			t.Errorf("JSON verdict lacks %q", key)
 		}
 	}
-	var v trace.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestRulesFile(t *testing.T) {
 	if code != exitAnomaly {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var v trace.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 
+	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 type planFlags struct {
@@ -55,20 +58,20 @@ The plan is printed; -o writes its config.json (never inside the dump).`,
 }
 
 func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
-	popt := trace.PlanOptions{DumpPath: f.dumpPath, ConfigPath: f.configPath}
-	var v *trace.Verdict
+	popt := plan.Options{DumpPath: f.dumpPath, ConfigPath: f.configPath}
+	var v *verdict.Verdict
 	switch {
 	case f.verdict != "":
 		data, err := os.ReadFile(f.verdict)
 		if err != nil {
 			return err
 		}
-		v = new(trace.Verdict)
+		v = new(verdict.Verdict)
 		if err := json.Unmarshal(data, v); err != nil {
 			return fmt.Errorf("%s: not a nanhunt verdict: %w", f.verdict, err)
 		}
-		if v.Schema != trace.Schema {
-			return fmt.Errorf("%s: not a nanhunt verdict (schema %q, want %q)", f.verdict, v.Schema, trace.Schema)
+		if v.Schema != verdict.Schema {
+			return fmt.Errorf("%s: not a nanhunt verdict (schema %q, want %q)", f.verdict, v.Schema, verdict.Schema)
 		}
 		if v, err = f.evidence.combine(v, popt); err != nil {
 			return err
@@ -108,14 +111,14 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 
 // pickPlan keeps the plan Combine chose for evidence that a dump does not
 // cover, and otherwise makes it with the user's paths.
-func pickPlan(v *trace.Verdict, opt trace.PlanOptions) *trace.Plan {
+func pickPlan(v *verdict.Verdict, opt plan.Options) *verdict.Plan {
 	if v.Evidence != nil {
-		return trace.Combine(v, v.Evidence.Log, v.Evidence.Monitor, opt).Plan
+		return evidence.Combine(v, v.Evidence.Log, v.Evidence.Monitor, opt).Plan
 	}
-	return trace.MakePlan(v, opt)
+	return plan.Make(v, opt)
 }
 
-func writePlan(w io.Writer, format string, v *trace.Verdict) error {
+func writePlan(w io.Writer, format string, v *verdict.Verdict) error {
 	if format == "json" {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")

@@ -9,11 +9,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/internal/htmlreport"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // reportFlags are the flags of nanhunt report.
@@ -118,7 +119,7 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 const maxVerdictBytes = 256 << 20
 
 // readVerdict reads a verdict saved with --format json.
-func readVerdict(path string) (*trace.Verdict, error) {
+func readVerdict(path string) (*verdict.Verdict, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func readVerdict(path string) (*trace.Verdict, error) {
 	if !strings.HasPrefix(head.Schema, "nanhunt/verdict/") {
 		return nil, fmt.Errorf("%s: not a nanhunt verdict (schema %q; write one with nanhunt trace --format json)", path, head.Schema)
 	}
-	var v trace.Verdict
+	var v verdict.Verdict
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -151,7 +152,7 @@ func readVerdict(path string) (*trace.Verdict, error) {
 // writeHTMLReport writes the verdict as an HTML page to path, never inside
 // the dump. dumpPath, when set, is the dump the verdict was made from: the
 // page reads the origin rank's timeline from it.
-func writeHTMLReport(path string, v *trace.Verdict, dumpPath string) error {
+func writeHTMLReport(path string, v *verdict.Verdict, dumpPath string) error {
 	return writeFile(path, dumpPath, func(w io.Writer) error {
 		return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
 	})

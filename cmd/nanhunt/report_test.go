@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // reportVerdicts are the verdicts the report package's golden tests use.
@@ -140,7 +141,7 @@ func TestReportHTMLFromTrace(t *testing.T) {
 
 // traceRun saves a verdict with nanhunt trace --format json and reads it
 // back, as nanhunt report does.
-func traceRun(t *testing.T, path string) (*trace.Verdict, error) {
+func traceRun(t *testing.T, path string) (*verdict.Verdict, error) {
 	t.Helper()
 	saved := filepath.Join(t.TempDir(), "v.json")
 	if _, errOut, code := runReportCLI(t, "trace", path, "--format", "json", "-o", saved); code == exitError {

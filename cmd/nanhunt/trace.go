@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -47,7 +51,7 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 		return opt, err
 	}
 	if f.rules != "" {
-		if opt.Rules, err = trace.LoadRules(f.rules); err != nil {
+		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
 			return opt, err
 		}
 	}
@@ -92,7 +96,7 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	if f.html != "" && path != "" && dump.Inside(f.html, path) {
 		return fmt.Errorf("refusing to write %s inside the dump folder %s", f.html, path)
 	}
-	v, err := analyse(cmd, path, f, trace.PlanOptions{})
+	v, err := analyse(cmd, path, f, plan.Options{})
 	if err != nil {
 		return err
 	}
@@ -120,11 +124,11 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 
 // analyse runs the dump analysis (when a dump is given) and joins the
 // training log and monitor evidence.
-func analyse(cmd *cobra.Command, path string, f *traceFlags, popt trace.PlanOptions) (*trace.Verdict, error) {
+func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) (*verdict.Verdict, error) {
 	if path == "" && !f.evidence.given() {
 		return nil, fmt.Errorf("nothing to read: give a dump folder, --log FILE or --monitor DIR")
 	}
-	var v *trace.Verdict
+	var v *verdict.Verdict
 	if path != "" {
 		opt, err := f.options(path)
 		if err != nil {
@@ -138,11 +142,12 @@ func analyse(cmd *cobra.Command, path string, f *traceFlags, popt trace.PlanOpti
 		if v, err = trace.Run(ctx, opt); err != nil {
 			return nil, err
 		}
+		v.Plan = plan.Make(v, popt)
 	}
 	return f.evidence.combine(v, popt)
 }
 
-func write(w io.Writer, format string, v *trace.Verdict) error {
+func write(w io.Writer, format string, v *verdict.Verdict) error {
 	switch format {
 	case "json":
 		return report.JSON(w, v)

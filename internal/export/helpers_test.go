@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/policy"
 	"math"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func readDump(t testing.TB, path string) ([]want, *dump.FormatError) {
 			out = append(out, want{
 				index: e.Index, name: e.Name, field: tn.Field.String(), slot: tn.Slot,
 				dtype: tn.Dtype, shape: tn.Shape, max: tn.Max, min: tn.Min, mean: tn.Mean, norm: tn.Norm,
-				class: tn.Class(), stats: tn.HasStats(), requiresGrad: tn.RequiresGrad,
+				class: policy.Holds(&tn), stats: tn.HasStats(), requiresGrad: tn.RequiresGrad,
 			})
 		}
 	}

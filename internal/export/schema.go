@@ -1,6 +1,7 @@
 package export
 
 import (
+	"github.com/nanhunt/nanhunt/policy"
 	"math"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -68,12 +69,13 @@ var classNames = func() [8]string {
 	return s
 }()
 
-// nonfinite names what a tensor holds, decided from Max and Min only.
+// nonfinite names what a tensor holds, as the rule set reads it (Max and
+// Min only).
 func nonfinite(t *dump.Tensor) string {
-	if !t.HasStats() {
+	if !policy.Decided(t) {
 		return "unknown"
 	}
-	return classNames[t.Class()&7]
+	return classNames[policy.Holds(t)&7]
 }
 
 // statValue reports a statistic's value, or false when it is null, absent or

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/synth"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/report-bwd-sqrt-zero.png (the README shows it)")
@@ -52,7 +53,7 @@ var (
 )
 
 // loadPage writes the verdict's page and loads it in the browser.
-func loadPage(t *testing.T, b *browser, v *trace.Verdict, opt Options, fragment string, shot bool, then func(*tab) error) (string, pageStatus, []byte) {
+func loadPage(t *testing.T, b *browser, v *verdict.Verdict, opt Options, fragment string, shot bool, then func(*tab) error) (string, pageStatus, []byte) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "report.html")
 	f, err := os.Create(file)
@@ -101,7 +102,7 @@ func domText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(s)
 }
 
-func checkRendered(t *testing.T, v *trace.Verdict, st pageStatus, minPixels int) {
+func checkRendered(t *testing.T, v *verdict.Verdict, st pageStatus, minPixels int) {
 	t.Helper()
 	if st.errors != "" {
 		t.Errorf("the page reported errors:\n%s", st.errors)
@@ -161,42 +162,42 @@ func TestHTMLBrowser(t *testing.T) {
 	cases := []struct {
 		name     string
 		dump     func(t *testing.T) string
-		verdict  func(t *testing.T) *trace.Verdict // instead of a dump
+		verdict  func(t *testing.T) *verdict.Verdict // instead of a dump
 		fragment string
 		noChart  bool // nothing to draw
 		then     func(t *testing.T) func(*tab) error
-		check    func(t *testing.T, v *trace.Verdict, st pageStatus)
+		check    func(t *testing.T, v *verdict.Verdict, st pageStatus)
 	}{
 		{name: "bwd-sqrt-zero-L1", dump: func(*testing.T) string { return filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1") },
 			then: clickReceiver,
-			check: func(t *testing.T, v *trace.Verdict, st pageStatus) {
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if !strings.Contains(st.dom, "Tensor.sum.0.backward") {
 					t.Errorf("the origin timeline read from the dump is missing")
 				}
 			}},
 		{name: "bwd-sqrt-zero-mix", dump: func(*testing.T) string { return filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "mix") },
 			fragment: "#filter=all_reduce",
-			check: func(t *testing.T, v *trace.Verdict, st pageStatus) {
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if st.filtered == 0 || !strings.Contains(st.dom, `<tr class="call call-root filtered-out"`) {
 					t.Errorf("#filter=all_reduce hid %d rows, and not the root call's", st.filtered)
 				}
 			}},
 		{name: "fwd-log-neg-L1", dump: func(*testing.T) string { return filepath.Join(gen, "fwd-log-neg-rank2-step5", "L1") }},
 		{name: "resnet-clean", dump: func(*testing.T) string { return filepath.Join(fx, "msprobe-real", "gpu-resnet50-mix-2steps") },
-			check: func(t *testing.T, v *trace.Verdict, st pageStatus) {
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if v.Anomaly || !strings.Contains(st.dom, "no anomaly") {
 					t.Errorf("the clean run's page does not say so")
 				}
 			}},
 		{name: "synth-1024-ranks", dump: bigRun,
-			check: func(t *testing.T, v *trace.Verdict, st pageStatus) {
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if st.rows == 0 || st.rows > 64 {
 					t.Errorf("%d rows for 1,024 ranks, want 1-64", st.rows)
 				}
 			}},
-		{name: "synthetic-1024x100", verdict: func(*testing.T) *trace.Verdict { return syntheticVerdict(1024, 100) }, then: oneRankPerRow},
-		{name: "evidence-only", noChart: true, verdict: func(t *testing.T) *trace.Verdict { return readVerdict(t, "verdict_evidence-only.json") },
-			check: func(t *testing.T, v *trace.Verdict, st pageStatus) {
+		{name: "synthetic-1024x100", verdict: func(*testing.T) *verdict.Verdict { return syntheticVerdict(1024, 100) }, then: oneRankPerRow},
+		{name: "evidence-only", noChart: true, verdict: func(t *testing.T) *verdict.Verdict { return readVerdict(t, "verdict_evidence-only.json") },
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if strings.Contains(st.dom, `id="nh-chart"`) {
 					t.Errorf("a verdict without a dump drew a picture")
 				}
@@ -211,7 +212,7 @@ func TestHTMLBrowser(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				begin := time.Now()
-				var v *trace.Verdict
+				var v *verdict.Verdict
 				opt := Options{}
 				if c.dump != nil {
 					opt.DumpPath = c.dump(t)

@@ -1,4 +1,4 @@
-// Package htmlreport writes a trace.Verdict as one self-contained HTML page:
+// Package htmlreport writes a verdict.Verdict as one self-contained HTML page:
 // the verdict in the words of the text report, a propagation picture (ranks
 // down, steps and the collectives of the origin step across), the origin
 // rank's timeline around the root op, the module chain and the user's code,

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // Grid is the propagation picture: ranks down, time across (every dumped
@@ -33,7 +34,7 @@ type GridGroup struct {
 // GridCol is one column of the picture.
 type GridCol struct {
 	Step   int    `json:"step"`
-	Status string `json:"status"` // the step's status (trace.StepState)
+	Status string `json:"status"` // the step's status (verdict.StepState)
 	Label  string `json:"label"`  // axis label
 	Phase  string `json:"phase"`  // "" for a whole step; "born", a collective's short name, or "end" inside the origin step
 	Op     string `json:"op,omitempty"`
@@ -109,7 +110,7 @@ func roleCode(role string) byte {
 
 // buildGrid works the picture out of the verdict's steps (or, for a verdict
 // written before they existed, out of what it scanned and its candidates).
-func buildGrid(v *trace.Verdict) *Grid {
+func buildGrid(v *verdict.Verdict) *Grid {
 	states := v.Steps
 	if len(states) == 0 {
 		states = stepsFromCandidates(v)
@@ -149,7 +150,7 @@ func buildGrid(v *trace.Verdict) *Grid {
 }
 
 // allRanks is every rank scanned or dumped at some step, ascending.
-func allRanks(v *trace.Verdict, states []trace.StepState) []int {
+func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 	seen := map[int]bool{}
 	var out []int
 	add := func(r int) {
@@ -177,7 +178,7 @@ func allRanks(v *trace.Verdict, states []trace.StepState) []int {
 
 // baseCells is a step before anyone's anomaly: clean, not dumped, not
 // scanned (or read only in part) and damaged ranks.
-func baseCells(st trace.StepState, ranks []int, pos map[int]int) []byte {
+func baseCells(st verdict.StepState, ranks []int, pos map[int]int) []byte {
 	present, err := dump.ParseRanges(st.Ranks)
 	cells := make([]byte, len(ranks))
 	for i, r := range ranks {
@@ -205,7 +206,7 @@ func newRoles(n int) []byte {
 // originCols splits the step of the origin into the birth, one column per
 // collective that spread it (neighbouring hops of the same call share one),
 // and the end of the step when it shows more than the last hop.
-func originCols(v *trace.Verdict, st trace.StepState, base []byte, pos map[int]int) []GridCol {
+func originCols(v *verdict.Verdict, st verdict.StepState, base []byte, pos map[int]int) []GridCol {
 	final, finalRoles := slices.Clone(base), newRoles(len(base))
 	kindOf := map[int]byte{}
 	for _, a := range st.Anomalous {
@@ -319,7 +320,7 @@ func allSame(b []byte) bool {
 // group named by a hop, in the order they appear, takes its ranks that no
 // earlier group took; groups are then sorted by their lowest rank, and ranks
 // in no group come last. A single group covering every rank is no grouping.
-func groupRanks(ranks []int, v *trace.Verdict) ([]int, []GridGroup) {
+func groupRanks(ranks []int, v *verdict.Verdict) ([]int, []GridGroup) {
 	all := []GridGroup{{Label: "all ranks", Start: 0, End: len(ranks)}}
 	var groups [][]int
 	taken := map[int]bool{}
@@ -329,7 +330,7 @@ func groupRanks(ranks []int, v *trace.Verdict) ([]int, []GridGroup) {
 	}
 	hops := slices.Clone(v.Spread)
 	if v.Carrier != nil {
-		hops = append([]trace.Hop{*v.Carrier}, hops...)
+		hops = append([]verdict.Hop{*v.Carrier}, hops...)
 	}
 	for _, h := range hops {
 		var g []int
@@ -404,11 +405,11 @@ func defaultBucket(groups []GridGroup) int {
 // stepsFromCandidates rebuilds the step states of a verdict that has none:
 // the scanned steps are clean up to the origin step, whose ranks are the
 // candidates; the steps left unread follow.
-func stepsFromCandidates(v *trace.Verdict) []trace.StepState {
+func stepsFromCandidates(v *verdict.Verdict) []verdict.StepState {
 	ranks := dump.FormatRanges(v.Scanned.Ranks)
-	var out []trace.StepState
+	var out []verdict.StepState
 	for _, s := range v.Scanned.Steps {
-		st := trace.StepState{Step: s, Status: "clean", Ranks: ranks}
+		st := verdict.StepState{Step: s, Status: "clean", Ranks: ranks}
 		if v.Anomaly && v.Origin != nil && s == v.Origin.Step {
 			st.Status = "anomaly"
 			seen := map[int]bool{}
@@ -424,15 +425,15 @@ func stepsFromCandidates(v *trace.Verdict) []trace.StepState {
 				case c.Role == "received":
 					role = "received"
 				}
-				st.Anomalous = append(st.Anomalous, trace.RankState{Rank: c.Rank, Role: role, Kind: c.Kind, Op: c.Op, Index: c.Index, Stage: c.Stage})
+				st.Anomalous = append(st.Anomalous, verdict.RankState{Rank: c.Rank, Role: role, Kind: c.Kind, Op: c.Op, Index: c.Index, Stage: c.Stage})
 			}
-			slices.SortFunc(st.Anomalous, func(a, b trace.RankState) int { return a.Rank - b.Rank })
+			slices.SortFunc(st.Anomalous, func(a, b verdict.RankState) int { return a.Rank - b.Rank })
 		}
 		out = append(out, st)
 	}
 	for _, s := range v.Scanned.NotScanned {
-		out = append(out, trace.StepState{Step: s, Status: "not_scanned", Ranks: ranks})
+		out = append(out, verdict.StepState{Step: s, Status: "not_scanned", Ranks: ranks})
 	}
-	slices.SortStableFunc(out, func(a, b trace.StepState) int { return a.Step - b.Step })
+	slices.SortStableFunc(out, func(a, b verdict.StepState) int { return a.Step - b.Step })
 	return out
 }

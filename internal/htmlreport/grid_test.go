@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // decode expands a column's cells to one code per rank.
@@ -117,7 +117,7 @@ func TestHTMLGridWithoutSteps(t *testing.T) {
 	if born == nil || born.Roles != "..s." {
 		t.Errorf("the candidates did not give the birth column: %+v", born)
 	}
-	g = buildGrid(&trace.Verdict{})
+	g = buildGrid(&verdict.Verdict{})
 	if len(g.Cols) != 0 || len(g.Ranks) != 0 {
 		t.Errorf("an empty verdict drew %+v", g)
 	}

@@ -10,24 +10,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
-func readVerdict(t *testing.T, name string) *trace.Verdict {
+func readVerdict(t *testing.T, name string) *verdict.Verdict {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v trace.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return &v
 }
 
-func render(t *testing.T, v *trace.Verdict, opt Options) string {
+func render(t *testing.T, v *verdict.Verdict, opt Options) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Write(&b, v, opt); err != nil {
@@ -59,9 +60,9 @@ func embedded(t *testing.T, page string) (raw []byte, data struct {
 
 // sameVerdict compares verdicts through their JSON (NaN statistics compare
 // unequal as numbers).
-func sameVerdict(t *testing.T, got json.RawMessage, want *trace.Verdict) {
+func sameVerdict(t *testing.T, got json.RawMessage, want *verdict.Verdict) {
 	t.Helper()
-	var v trace.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal(got, &v); err != nil {
 		t.Fatalf("the embedded verdict does not parse: %v", err)
 	}
@@ -126,7 +127,7 @@ func TestHTMLEscapesHostileNames(t *testing.T) {
 	v.Origin.Op = hostile
 	v.Candidates[2].Op = hostile
 	v.Steps[5].Anomalous[2].Op = hostile
-	v.Warnings = append(v.Warnings, trace.Warning{File: `/d/<b>x</b>`, Message: `"quoted" & <i>tagged</i>` + "\u2028"})
+	v.Warnings = append(v.Warnings, verdict.Warning{File: `/d/<b>x</b>`, Message: `"quoted" & <i>tagged</i>` + "\u2028"})
 	page := render(t, v, Options{})
 	if strings.Contains(page, "<script>alert") || strings.Contains(page, "<b>x</b>") || strings.Contains(page, "<i>tagged") {
 		t.Fatalf("a name was written as markup")
@@ -168,7 +169,7 @@ func TestHTMLUncapturedOrigin(t *testing.T) {
 func TestHTMLReportSizes(t *testing.T) {
 	for _, c := range []struct {
 		name         string
-		v            *trace.Verdict
+		v            *verdict.Verdict
 		max          int
 		ranks, steps int
 	}{

@@ -7,16 +7,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // page is what the template shows.
 type page struct {
 	Title     string
 	Source    string // the dump the verdict is about, when known
-	V         *trace.Verdict
+	V         *verdict.Verdict
 	Status    string // anomaly, clean or recovered
 	Picture   bool   // there are steps and ranks to draw
 	Headline  string
@@ -46,13 +47,13 @@ type fact struct {
 }
 
 type frameView struct {
-	dump.Frame
+	verdict.Frame
 	User   bool // the user's code rather than a library's
 	Origin bool // the frame of the code line
 }
 
 type hopView struct {
-	trace.Hop
+	verdict.Hop
 	Carrier bool
 }
 
@@ -112,13 +113,13 @@ var legend = []legendItem{
 // pageData is the JSON the page embeds: the verdict unchanged, and what the
 // page derives from it.
 type pageData struct {
-	Verdict  *trace.Verdict `json:"verdict"`
-	Summary  []string       `json:"summary"`
-	Grid     *Grid          `json:"grid"`
-	Timeline *Timeline      `json:"timeline"`
+	Verdict  *verdict.Verdict `json:"verdict"`
+	Summary  []string         `json:"summary"`
+	Grid     *Grid            `json:"grid"`
+	Timeline *Timeline        `json:"timeline"`
 }
 
-func newPage(v *trace.Verdict, opt Options) (*page, error) {
+func newPage(v *verdict.Verdict, opt Options) (*page, error) {
 	p := &page{V: v, Title: opt.Title, Source: opt.DumpPath}
 	if p.Title == "" {
 		p.Title = "nanhunt report"
@@ -140,7 +141,7 @@ func newPage(v *trace.Verdict, opt Options) (*page, error) {
 			code = slices.Index(o.Stack, *o.Code)
 		}
 		for i, f := range o.Stack {
-			p.Frames = append(p.Frames, frameView{Frame: f, User: f.File != "" && !f.IsLibrary(), Origin: i == code})
+			p.Frames = append(p.Frames, frameView{Frame: f, User: f.File != "" && !(dump.Frame{File: f.File}).IsLibrary(), Origin: i == code})
 		}
 		if len(p.Frames) == 0 && o.Code != nil {
 			p.Frames = []frameView{{Frame: *o.Code, User: true, Origin: true}}
@@ -179,7 +180,7 @@ func newPage(v *trace.Verdict, opt Options) (*page, error) {
 
 // facts are the Origin lines of the text report: six short ones, then the
 // op and the carrier side by side.
-func facts(v *trace.Verdict) []fact {
+func facts(v *verdict.Verdict) []fact {
 	o := v.Origin
 	var out []fact
 	out = append(out, fact{Label: "step", Value: fmt.Sprint(o.Step), Note: report.StepsNote(v), Span: 1})
@@ -221,13 +222,13 @@ func orUnread(ranks []int) string {
 	return dump.FormatRanges(ranks)
 }
 
-func groupCandidates(cs []trace.Candidate) []candGroup {
+func groupCandidates(cs []verdict.Candidate) []candGroup {
 	type key struct {
 		step                  int
 		op, stage, kind, role string
 	}
 	var order []key
-	byKey := map[key][]trace.Candidate{}
+	byKey := map[key][]verdict.Candidate{}
 	for _, c := range cs {
 		k := key{c.Step, c.Op, c.Stage, c.Kind, c.Role}
 		if _, ok := byKey[k]; !ok {
@@ -256,7 +257,7 @@ type planView struct {
 	Then                           []string
 }
 
-func newPlan(v *trace.Verdict) (*planView, error) {
+func newPlan(v *verdict.Verdict) (*planView, error) {
 	pl := v.Plan
 	if pl == nil {
 		return nil, nil

@@ -6,6 +6,9 @@ import (
 	"os"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -35,10 +38,10 @@ type Call struct {
 	Dir   string `json:"dir"`   // forward, backward, parameters_grad
 	Holds string `json:"holds"` // what its outputs hold: finite, nan, +inf, ...; "" unknown
 	// Gap is the number of calls left out just before this one; -1 unknown.
-	Gap     int                `json:"gap"`
-	Inputs  []trace.TensorStat `json:"inputs"`
-	Outputs []trace.TensorStat `json:"outputs"`
-	More    int                `json:"more,omitempty"` // tensors left out
+	Gap     int                  `json:"gap"`
+	Inputs  []verdict.TensorStat `json:"inputs"`
+	Outputs []verdict.TensorStat `json:"outputs"`
+	More    int                  `json:"more,omitempty"` // tensors left out
 }
 
 // Bounds of the timeline read from a dump.
@@ -53,7 +56,7 @@ const (
 
 // buildTimeline reads the timeline from the dump when a path is given, and
 // falls back on the verdict when it cannot.
-func buildTimeline(v *trace.Verdict, dumpPath string) *Timeline {
+func buildTimeline(v *verdict.Verdict, dumpPath string) *Timeline {
 	o := v.Origin
 	if !v.Anomaly || o == nil {
 		return nil
@@ -76,7 +79,7 @@ func buildTimeline(v *trace.Verdict, dumpPath string) *Timeline {
 }
 
 // verdictTimeline is the timeline as far as the verdict tells it.
-func verdictTimeline(v *trace.Verdict, rank int) *Timeline {
+func verdictTimeline(v *verdict.Verdict, rank int) *Timeline {
 	o := v.Origin
 	tl := &Timeline{From: "verdict", Step: o.Step, Rank: rank}
 	index := func(op string) int {
@@ -114,7 +117,7 @@ func verdictTimeline(v *trace.Verdict, rank int) *Timeline {
 	return tl
 }
 
-func rootNote(o *trace.Origin) string {
+func rootNote(o *verdict.Origin) string {
 	switch {
 	case o.Collective:
 		return "origin: the collective itself made it from finite inputs"
@@ -124,7 +127,7 @@ func rootNote(o *trace.Origin) string {
 	return "origin: finite inputs, " + kindName(o.Kind) + " out"
 }
 
-func holdsOf(ts []trace.TensorStat) string {
+func holdsOf(ts []verdict.TensorStat) string {
 	if len(ts) == 0 {
 		return ""
 	}
@@ -180,7 +183,7 @@ type pos struct {
 // entries before the root op are skipped unparsed, the last few are read
 // again for their statistics, and reading stops at the first collective
 // after the root op (and the first NaN, when the root op made an Inf).
-func readTimeline(v *trace.Verdict, dumpPath string, rank int) (*Timeline, error) {
+func readTimeline(v *verdict.Verdict, dumpPath string, rank int) (*Timeline, error) {
 	o := v.Origin
 	layout, err := dump.Discover(dumpPath)
 	if err != nil {
@@ -309,7 +312,7 @@ func outputClass(e *dump.Entry) dump.Class {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		if t.Field == dump.Output || t.Field == dump.ParamGrads {
-			c |= t.Class()
+			c |= policy.Holds(t)
 		}
 	}
 	return c
@@ -319,7 +322,7 @@ func outputClass(e *dump.Entry) dump.Class {
 // tensors per side.
 func callOf(e *dump.Entry, role, note string) Call {
 	c := Call{Index: e.Index, Op: e.Name, Role: role, Note: note, Dir: dump.ParseName(e.Name).Dir.String(),
-		Inputs: []trace.TensorStat{}, Outputs: []trace.TensorStat{}}
+		Inputs: []verdict.TensorStat{}, Outputs: []verdict.TensorStat{}}
 	var out dump.Class
 	hasOut := false
 	for i := range e.Tensors {
@@ -327,7 +330,7 @@ func callOf(e *dump.Entry, role, note string) Call {
 		ts := trace.TensorStatOf(t)
 		isOut := t.Field == dump.Output || t.Field == dump.ParamGrads
 		if isOut {
-			out |= t.Class()
+			out |= policy.Holds(t)
 			hasOut = true
 		}
 		switch {

@@ -3,12 +3,14 @@ package htmlreport
 import (
 	"bytes"
 	"context"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -16,7 +18,7 @@ import (
 // fixtures returns ../shared/fixtures next to the repository, or skips.
 func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
-func traceDump(t *testing.T, path string) *trace.Verdict {
+func traceDump(t *testing.T, path string) *verdict.Verdict {
 	t.Helper()
 	v, err := trace.Run(context.Background(), trace.Options{Path: path})
 	if err != nil {

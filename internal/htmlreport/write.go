@@ -9,8 +9,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // Options shape the page.
@@ -48,12 +49,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"holds":     holdsClass,
 	"kind":      kindName,
 	"breakable": breakable,
-	"side":      func(t trace.TensorStat, out bool) tensorRow { return tensorRow{T: t, Out: out} },
+	"side":      func(t verdict.TensorStat, out bool) tensorRow { return tensorRow{T: t, Out: out} },
 }).Parse(pageHTML))
 
 // tensorRow is a tensor of a call, and whether it is an output.
 type tensorRow struct {
-	T   trace.TensorStat
+	T   verdict.TensorStat
 	Out bool
 }
 
@@ -82,7 +83,7 @@ func holdsClass(h string) string {
 }
 
 // Write writes the verdict as one self-contained HTML page.
-func Write(w io.Writer, v *trace.Verdict, opt Options) error {
+func Write(w io.Writer, v *verdict.Verdict, opt Options) error {
 	if v == nil {
 		return errors.New("html report: no verdict")
 	}

@@ -1,3 +1,3 @@
-// Package report writes a trace.Verdict for people (text), for issue
+// Package report writes a verdict.Verdict for people (text), for issue
 // trackers (Markdown) and for programs (JSON). One verdict in, one format out; nothing here analyses.
 package report

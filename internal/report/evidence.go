@@ -5,16 +5,16 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // evidenceOnly: a verdict built from a training log or the monitor alone.
-func evidenceOnly(v *trace.Verdict) bool {
+func evidenceOnly(v *verdict.Verdict) bool {
 	return v.Evidence != nil && v.Origin == nil && v.Scanned.Files == 0
 }
 
 // evidenceHeadline is the answer when there is no dump.
-func (p *printer) evidenceHeadline(v *trace.Verdict) {
+func (p *printer) evidenceHeadline(v *verdict.Verdict) {
 	e := v.Evidence
 	verb := "shows"
 	if e.Log != nil && e.Monitor != nil {
@@ -27,7 +27,7 @@ func (p *printer) evidenceHeadline(v *trace.Verdict) {
 	p.f("nanhunt: the %s %s a non-finite value; without a dump the op and the rank that made it are unknown.\n\n", sources(e), verb)
 }
 
-func sources(e *trace.Evidence) string {
+func sources(e *verdict.Evidence) string {
 	var s []string
 	if e.Log != nil {
 		s = append(s, "training log")
@@ -39,7 +39,7 @@ func sources(e *trace.Evidence) string {
 }
 
 // evidence prints what the log and the monitor say, and how it fits.
-func (p *printer) evidence(v *trace.Verdict) {
+func (p *printer) evidence(v *verdict.Verdict) {
 	e := v.Evidence
 	if e == nil {
 		return
@@ -97,7 +97,7 @@ func (p *printer) evidence(v *trace.Verdict) {
 
 // plan prints what to collect next: all of it when there is no dump yet,
 // one line pointing at `nanhunt plan` otherwise.
-func (p *printer) plan(v *trace.Verdict, full bool) {
+func (p *printer) plan(v *verdict.Verdict, full bool) {
 	pl := v.Plan
 	if pl == nil {
 		return
@@ -135,7 +135,7 @@ func capital(s string) string {
 // Plan writes the plan of what to collect next in full: why, what, the
 // msprobe config.json, the Python lines to register user functions, and
 // what to run once it is collected.
-func Plan(w io.Writer, v *trace.Verdict) error {
+func Plan(w io.Writer, v *verdict.Verdict) error {
 	p := &printer{w: w}
 	p.plan(v, true)
 	return p.err

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
-// JSON writes the verdict as indented JSON (schema trace.Schema).
-func JSON(w io.Writer, v *trace.Verdict) error {
+// JSON writes the verdict as indented JSON (schema verdict.Schema).
+func JSON(w io.Writer, v *verdict.Verdict) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -7,14 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // Summary returns the opening of the text report: the verdict sentence
 // first, then the sentences that explain it (what the root call did, where
 // the Inf became NaN, which collective carried it), in the same words.
-func Summary(v *trace.Verdict) []string {
+func Summary(v *verdict.Verdict) []string {
 	var b bytes.Buffer
 	p := &printer{w: &b}
 	withOrigin := v.Anomaly && v.Origin != nil
@@ -46,7 +47,7 @@ func Summary(v *trace.Verdict) []string {
 }
 
 // ScannedLine returns the text report's closing line: what was read.
-func ScannedLine(v *trace.Verdict) string {
+func ScannedLine(v *verdict.Verdict) string {
 	var b bytes.Buffer
 	p := &printer{w: &b}
 	p.scanned(v)
@@ -57,7 +58,7 @@ func ScannedLine(v *trace.Verdict) string {
 // log and the monitor said: one item per source ("log: ...", "monitor:
 // ..."), its continuation lines after newlines. The agreements and
 // contradictions are left out: Verdict.Evidence lists them.
-func EvidenceLines(v *trace.Verdict) []string {
+func EvidenceLines(v *verdict.Verdict) []string {
 	if v.Evidence == nil {
 		return nil
 	}
@@ -81,7 +82,7 @@ func EvidenceLines(v *trace.Verdict) []string {
 
 // StepsNote describes the steps around the origin step as the text report
 // does: "steps 0-4 clean; step 7 not read".
-func StepsNote(v *trace.Verdict) string {
+func StepsNote(v *verdict.Verdict) string {
 	if v.Origin == nil {
 		return ""
 	}
@@ -92,7 +93,7 @@ func StepsNote(v *trace.Verdict) string {
 // tracker: the verdict in the words of the text report, the user's code line,
 // the module chain, the confidence, a rank × step table (ranges of ranks per
 // state when there are many ranks) and the first next step.
-func Markdown(w io.Writer, v *trace.Verdict) error {
+func Markdown(w io.Writer, v *verdict.Verdict) error {
 	var b bytes.Buffer
 	m := &mdWriter{w: &b, ops: knownOps(v)}
 	lines := Summary(v)
@@ -144,7 +145,7 @@ func Markdown(w io.Writer, v *trace.Verdict) error {
 	return err
 }
 
-func firstWarning(w trace.Warning) string {
+func firstWarning(w verdict.Warning) string {
 	if w.File != "" {
 		return w.File + ": " + w.Message
 	}
@@ -165,7 +166,7 @@ func (m *mdWriter) f(format string, args ...any) {
 
 // knownOps lists the entry names of the verdict, longest first, so that a
 // name is never matched inside a longer one.
-func knownOps(v *trace.Verdict) []string {
+func knownOps(v *verdict.Verdict) []string {
 	var ops []string
 	add := func(s string) {
 		if s != "" && !slices.Contains(ops, s) {
@@ -230,7 +231,7 @@ func code(s string) string {
 	return fence + s + fence
 }
 
-func (m *mdWriter) origin(v *trace.Verdict) {
+func (m *mdWriter) origin(v *verdict.Verdict) {
 	o := v.Origin
 	if c := o.Code; c != nil {
 		m.f("**Code:** %s in %s\n", code(fmt.Sprintf("%s:%d", c.File, c.Line)), code(c.Func))
@@ -276,7 +277,7 @@ func (m *mdWriter) origin(v *trace.Verdict) {
 	m.f("\n\n")
 }
 
-func (m *mdWriter) recovered(v *trace.Verdict) {
+func (m *mdWriter) recovered(v *verdict.Verdict) {
 	if len(v.Recovered) == 0 {
 		return
 	}
@@ -322,7 +323,7 @@ type stepColumn struct {
 
 // columns works out every rank's cell at every dumped step, and merges
 // neighbouring steps that look the same.
-func columns(v *trace.Verdict) (ranks []int, cols []stepColumn) {
+func columns(v *verdict.Verdict) (ranks []int, cols []stepColumn) {
 	states := v.Steps
 	seen := map[int]bool{}
 	addRank := func(r int) {
@@ -385,7 +386,7 @@ const (
 	mdMaxCols  = 12
 )
 
-func (m *mdWriter) table(v *trace.Verdict) {
+func (m *mdWriter) table(v *verdict.Verdict) {
 	ranks, cols := columns(v)
 	if len(cols) == 0 || len(ranks) == 0 {
 		return

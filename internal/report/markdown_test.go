@@ -10,18 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func readVerdict(t *testing.T, path string) *trace.Verdict {
+func readVerdict(t *testing.T, path string) *verdict.Verdict {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v trace.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

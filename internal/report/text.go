@@ -5,13 +5,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/trace"
 )
 
 // Text writes the verdict for a person: the answer in plain words first,
 // then the evidence.
-func Text(w io.Writer, v *trace.Verdict) error {
+func Text(w io.Writer, v *verdict.Verdict) error {
 	p := &printer{w: w}
 	switch {
 	case evidenceOnly(v):
@@ -78,7 +79,7 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (p *printer) headline(v *trace.Verdict) {
+func (p *printer) headline(v *verdict.Verdict) {
 	o := v.Origin
 	if o.Captured {
 		p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
@@ -116,7 +117,7 @@ func (p *printer) headline(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func (p *printer) origin(v *trace.Verdict) {
+func (p *printer) origin(v *verdict.Verdict) {
 	o := v.Origin
 	p.f("Origin\n")
 	steps := fmt.Sprintf("%d", o.Step)
@@ -172,7 +173,7 @@ func (p *printer) origin(v *trace.Verdict) {
 }
 
 // clean describes the steps read before the origin step.
-func clean(v *trace.Verdict) string {
+func clean(v *verdict.Verdict) string {
 	var before, after []int
 	for _, s := range v.Scanned.Steps {
 		if s < v.Origin.Step {
@@ -190,7 +191,7 @@ func clean(v *trace.Verdict) string {
 	return strings.Join(parts, "; ")
 }
 
-func (p *printer) tensors(label string, ts []trace.TensorStat) {
+func (p *printer) tensors(label string, ts []verdict.TensorStat) {
 	for i, t := range ts {
 		if i == 8 {
 			p.f("  %-12s ... %d more\n", "", len(ts)-i)
@@ -209,7 +210,7 @@ func (p *printer) tensors(label string, ts []trace.TensorStat) {
 	}
 }
 
-func (p *printer) spread(v *trace.Verdict) {
+func (p *printer) spread(v *verdict.Verdict) {
 	if len(v.Spread) == 0 {
 		return
 	}
@@ -232,7 +233,7 @@ func (p *printer) spread(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func (p *printer) confidence(v *trace.Verdict) {
+func (p *printer) confidence(v *verdict.Verdict) {
 	p.f("Confidence: %s\n", v.Origin.Confidence)
 	for _, r := range v.Origin.Reasons {
 		p.f("  - %s\n", r)
@@ -252,12 +253,12 @@ func (p *printer) list(title string, items []string) {
 }
 
 // candidates lists what each rank was, ranks with the same story on one line.
-func (p *printer) candidates(v *trace.Verdict) {
+func (p *printer) candidates(v *verdict.Verdict) {
 	if len(v.Candidates) == 0 {
 		return
 	}
 	type group struct {
-		c     trace.Candidate
+		c     verdict.Candidate
 		ranks []int
 	}
 	var groups []*group
@@ -283,7 +284,7 @@ func (p *printer) candidates(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func (p *printer) suppressed(v *trace.Verdict) {
+func (p *printer) suppressed(v *verdict.Verdict) {
 	if len(v.Suppressed) == 0 {
 		return
 	}
@@ -299,7 +300,7 @@ func (p *printer) suppressed(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func (p *printer) warnings(v *trace.Verdict) {
+func (p *printer) warnings(v *verdict.Verdict) {
 	if len(v.Warnings) == 0 {
 		return
 	}
@@ -318,7 +319,7 @@ func (p *printer) warnings(v *trace.Verdict) {
 	p.f("\n")
 }
 
-func (p *printer) scanned(v *trace.Verdict) {
+func (p *printer) scanned(v *verdict.Verdict) {
 	s := v.Scanned
 	p.f("Read %d %s (%s) of %s, %s: ", s.Files, plural(s.Files, "file", "files"), Size(s.Bytes), stepsWord(s.Steps), rankWord(s.Ranks))
 	switch {
@@ -335,7 +336,7 @@ func (p *printer) scanned(v *trace.Verdict) {
 	p.f(".\n")
 }
 
-func (p *printer) clean(v *trace.Verdict) {
+func (p *printer) clean(v *verdict.Verdict) {
 	if len(v.Recovered) > 0 {
 		p.f("nanhunt: no lasting NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
 		p.recovered(v)
@@ -346,7 +347,7 @@ func (p *printer) clean(v *trace.Verdict) {
 }
 
 // recovered lists anomalies that the next step no longer showed.
-func (p *printer) recovered(v *trace.Verdict) {
+func (p *printer) recovered(v *verdict.Verdict) {
 	if len(v.Recovered) == 0 {
 		return
 	}

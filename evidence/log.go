@@ -1,18 +1,20 @@
-package trace
+package evidence
 
 import (
 	"fmt"
 	"sort"
 
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/trainlog"
 )
 
-// LogEvidenceFrom reduces what the training logs say to the verdict's
+// FromLog reduces what the training logs say to the verdict's
 // evidence.log.
-func LogEvidenceFrom(l *trainlog.Log) *LogEvidence {
+func FromLog(l *trainlog.Log) *verdict.LogEvidence {
 	s := l.Summary()
-	e := &LogEvidence{
-		LoggedRanks: []int{}, Ranks: []int{}, Skipped: []SkippedIteration{},
+	e := &verdict.LogEvidence{
+		LoggedRanks: []int{}, Ranks: []int{}, Skipped: []verdict.SkippedIteration{},
 		StageHint: s.StageHint, Mapping: mappingText(s.Mapping),
 	}
 	ranks := map[int]bool{}
@@ -67,10 +69,10 @@ func LogEvidenceFrom(l *trainlog.Log) *LogEvidence {
 		}
 	}
 	for _, sk := range s.Skipped {
-		e.Skipped = append(e.Skipped, SkippedIteration{Iteration: sk.Iteration, Step: sk.Step, Ranks: append([]int{}, sk.Ranks...), Reason: sk.Reason})
+		e.Skipped = append(e.Skipped, verdict.SkippedIteration{Iteration: sk.Iteration, Step: sk.Step, Ranks: append([]int{}, sk.Ranks...), Reason: sk.Reason})
 	}
 	if p := s.FirstNonFiniteParams; p != nil {
-		e.NonFiniteParams = &ParamsAfterStep{Step: p.Step, Params: append([]string{}, p.Names...)}
+		e.NonFiniteParams = &verdict.ParamsAfterStep{Step: p.Step, Params: append([]string{}, p.Names...)}
 	}
 	return e
 }

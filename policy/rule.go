@@ -1,14 +1,16 @@
-package trace
+package policy
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/nonfinite"
 )
 
 // Rule makes the analysis ignore some non-finite values: those of the given
@@ -25,55 +27,60 @@ type Rule struct {
 	// Slot is a positional index ("0"), a keyword or parameter name
 	// ("value"), or "*" (or empty) for every slot.
 	Slot string `json:"slot,omitempty"`
-	// Values is "nan", "inf" (either sign), "+inf", "-inf" or "any".
+	// Values is "nan", "inf" (either sign), "+inf", "-inf" or "any", or
+	// several of them joined by commas.
 	Values string `json:"values"`
 	Reason string `json:"reason"`
 
-	classes dump.Class
+	classes nonfinite.Class
 }
 
-// BuiltinRules are the exclusions every analysis applies.
-func BuiltinRules() []Rule {
-	var rules []Rule
-	add := func(side, slot, values, reason string, ops ...string) {
-		for _, op := range ops {
-			rules = append(rules, Rule{Op: op, Side: side, Slot: slot, Values: values, Reason: reason})
-		}
-	}
-	add("output", "*", "any", "uninitialised memory from a creation op",
-		"*.empty", "*.empty_like", "*.new_empty", "*.empty_strided", "*.new_empty_strided", "NPU.npu_empty_with_format")
-	add("output", "*", "-inf", "-inf written on purpose (a mask)",
-		"*.masked_fill", "*.masked_fill_", "*.where", "*.triu", "*.triu_", "*.tril", "*.tril_",
-		"*.full", "*.full_like", "*.new_full", "*.fill", "*.fill_", "*.masked_scatter", "*.masked_scatter_",
-		"*.index_fill", "*.index_fill_")
-	add("input", "0", "any", "destination buffer that the op overwrites",
-		"*.copy_", "*.zero_", "*.fill_", "*.normal_", "*.uniform_", "*.random_", "*.bernoulli_", "*.exponential_", "*.set_")
-	add("input", "out", "any", "out= destination buffer that the op overwrites", "*")
-	for i := range rules {
-		rules[i].classes, _ = parseValues(rules[i].Values)
-	}
-	return rules
-}
+// Classes are the values the rule takes away (valid once the rule is
+// checked, as New and LoadRules do).
+func (r *Rule) Classes() nonfinite.Class { return r.classes }
+
+// maxRulesBytes bounds a rules file: a rule set is a few kilobytes.
+const maxRulesBytes = 4 << 20
 
 // LoadRules reads a rules file: a JSON list of rules, or {"rules": [...]}.
 func LoadRules(file string) ([]Rule, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
 	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("read rules: %s is not a regular file", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRulesBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	if len(data) > maxRulesBytes {
+		return nil, fmt.Errorf("read rules: %s is larger than %d MiB", file, maxRulesBytes>>20)
+	}
+	rules, err := ParseRules(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return rules, nil
+}
+
+// ParseRules reads the JSON of a rules file.
+func ParseRules(data []byte) ([]Rule, error) {
 	var rules []Rule
 	if err := json.Unmarshal(data, &rules); err != nil {
 		var wrapped struct {
 			Rules []Rule `json:"rules"`
 		}
 		if err2 := json.Unmarshal(data, &wrapped); err2 != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return nil, err
 		}
 		rules = wrapped.Rules
 	}
 	for i := range rules {
 		if err := rules[i].check(); err != nil {
-			return nil, fmt.Errorf("%s: rule %d: %w", file, i+1, err)
+			return nil, fmt.Errorf("rule %d: %w", i+1, err)
 		}
 	}
 	return rules, nil
@@ -100,20 +107,20 @@ func (r *Rule) check() error {
 	return nil
 }
 
-func parseValues(v string) (dump.Class, error) {
-	var c dump.Class
+func parseValues(v string) (nonfinite.Class, error) {
+	var c nonfinite.Class
 	for _, part := range strings.Split(v, ",") {
 		switch strings.ToLower(strings.TrimSpace(part)) {
 		case "nan":
-			c |= dump.NaN
+			c |= nonfinite.NaN
 		case "inf":
-			c |= dump.Inf
+			c |= nonfinite.Inf
 		case "+inf":
-			c |= dump.PosInf
+			c |= nonfinite.PosInf
 		case "-inf":
-			c |= dump.NegInf
+			c |= nonfinite.NegInf
 		case "any", "*", "":
-			c |= dump.NaN | dump.Inf
+			c |= nonfinite.NaN | nonfinite.Inf
 		default:
 			return 0, fmt.Errorf("values %q: want nan, inf, +inf, -inf or any", v)
 		}
@@ -121,32 +128,8 @@ func parseValues(v string) (dump.Class, error) {
 	return c, nil
 }
 
-// ruleSet finds the rules of an op, remembering the answer per op.
-type ruleSet struct {
-	rules []Rule
-	byOp  map[string][]*Rule
-}
-
-func newRuleSet(rules []Rule) *ruleSet {
-	return &ruleSet{rules: rules, byOp: map[string][]*Rule{}}
-}
-
-func (s *ruleSet) forOp(op string) []*Rule {
-	if rs, ok := s.byOp[op]; ok {
-		return rs
-	}
-	var rs []*Rule
-	for i := range s.rules {
-		if ok, _ := path.Match(s.rules[i].Op, op); ok {
-			rs = append(rs, &s.rules[i])
-		}
-	}
-	s.byOp[op] = rs
-	return rs
-}
-
-// matches reports whether the rule covers a value in the given slot.
-func (r *Rule) matches(f dump.Field, arg int, key string) bool {
+// Matches reports whether the rule covers a value in the given slot.
+func (r *Rule) Matches(f dump.Field, arg int, key string) bool {
 	if (r.Side == "output") != (f == dump.Output) {
 		return false
 	}

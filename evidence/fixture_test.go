@@ -1,9 +1,14 @@
-package trace
+package evidence
 
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/trace"
 
 	"github.com/nanhunt/nanhunt/trainlog"
 )
@@ -23,7 +28,7 @@ func TestEvidenceFromRealTrainLogs(t *testing.T) {
 		{"fwd-log-neg-rank2-step5", 5, true},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			root := filepath.Join(fixtures(t), "msprobe-generated", tc.scenario)
+			root := filepath.Join(fixturedir.Dir(t), "msprobe-generated", tc.scenario)
 			logs, _ := filepath.Glob(filepath.Join(root, "train-log", "rank*.json"))
 			if len(logs) != 4 {
 				t.Fatalf("%d logs", len(logs))
@@ -32,15 +37,15 @@ func TestEvidenceFromRealTrainLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			le := LogEvidenceFrom(l)
-			if le.FirstNaNStep == nil || *le.FirstNaNStep != tc.lossStep || le.FirstNaNMetric != "loss" || !equalInts(le.LoggedRanks, []int{0, 1, 2, 3}) {
+			le := FromLog(l)
+			if le.FirstNaNStep == nil || *le.FirstNaNStep != tc.lossStep || le.FirstNaNMetric != "loss" || !slices.Equal(le.LoggedRanks, []int{0, 1, 2, 3}) {
 				t.Fatalf("log evidence %+v: want a NaN loss first at step %d on ranks 0-3", le, tc.lossStep)
 			}
-			v, err := Run(context.Background(), Options{Path: filepath.Join(root, "L1")})
+			v, err := trace.Run(context.Background(), trace.Options{Path: filepath.Join(root, "L1")})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v = Combine(v, le, nil, PlanOptions{})
+			v = Combine(v, le, nil, plan.Options{})
 			e := v.Evidence
 			if len(e.Contradictions) > 0 || len(e.Agreements) < 2 {
 				t.Errorf("agreements %q, contradictions %q: want the log to agree with the dump", e.Agreements, e.Contradictions)

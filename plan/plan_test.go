@@ -1,13 +1,19 @@
-package trace
+package plan
 
 import (
 	"context"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
+	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/msprobe"
@@ -16,7 +22,7 @@ import (
 
 // checkPlan: every plan's config is valid for msprobe and asks for what
 // the verdict needs.
-func checkPlan(t *testing.T, v *Verdict) {
+func checkPlan(t *testing.T, v *verdict.Verdict) {
 	t.Helper()
 	if !v.Anomaly {
 		if v.Plan != nil {
@@ -60,11 +66,12 @@ func checkPlan(t *testing.T, v *Verdict) {
 // The plan for the real backward fixture asks for what the real tensor
 // run of the same scenario collected (its msprobe-config/tensor.json).
 func TestPlanMatchesRealTensorConfig(t *testing.T) {
-	root := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5")
-	v, err := Run(context.Background(), Options{Path: filepath.Join(root, "L1")})
+	root := filepath.Join(fixturedir.Dir(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5")
+	v, err := trace.Run(context.Background(), trace.Options{Path: filepath.Join(root, "L1")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	v.Plan = Make(v, Options{})
 	checkPlan(t, v)
 	data, err := os.ReadFile(filepath.Join(root, "msprobe-config", "tensor.json"))
 	if err != nil {
@@ -78,7 +85,7 @@ func TestPlanMatchesRealTensorConfig(t *testing.T) {
 	if got.Task != real.Task || got.Level != real.Level || !slices.Equal(got.Step, real.Step) {
 		t.Errorf("plan %+v, real run %+v", got, real)
 	}
-	if !sameSet(got.Rank, real.Rank) {
+	if !ranklist.Same(got.Rank, real.Rank) {
 		t.Errorf("plan ranks %v, the real tensor run took %v (bad rank and a clean one)", got.Rank, real.Rank)
 	}
 	for _, api := range got.Section.List {
@@ -91,11 +98,12 @@ func TestPlanMatchesRealTensorConfig(t *testing.T) {
 // A dump that starts too late: the weights came in bad, so the plan dumps
 // the step before with the update.
 func TestPlanDumpTakenTooLate(t *testing.T) {
-	dir := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "L1")
-	v, err := Run(context.Background(), Options{Path: dir, Steps: map[int]bool{6: true, 7: true}})
+	dir := filepath.Join(fixturedir.Dir(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "L1")
+	v, err := trace.Run(context.Background(), trace.Options{Path: dir, Steps: map[int]bool{6: true, 7: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	v.Plan = Make(v, Options{})
 	checkPlan(t, v)
 	c := v.Plan.Config
 	if c.Task != "statistics" || !slices.Equal(c.Step, []int{5, 6}) || c.Level != "mix" {
@@ -106,9 +114,9 @@ func TestPlanDumpTakenTooLate(t *testing.T) {
 func TestPlanGenerated(t *testing.T) {
 	for _, tc := range []struct {
 		scenario string
-		check    func(t *testing.T, p *Plan)
+		check    func(t *testing.T, p *verdict.Plan)
 	}{
-		{"uncaptured-fused-softmax", func(t *testing.T, p *Plan) {
+		{"uncaptured-fused-softmax", func(t *testing.T, p *verdict.Plan) {
 			if p.Config.RiskLevel != "ALL" || p.Config.Level != "mix" {
 				t.Errorf("config %+v, want level mix and risk_level ALL", p.Config)
 			}
@@ -117,13 +125,13 @@ func TestPlanGenerated(t *testing.T) {
 				t.Errorf("the uncovered forward is not named, or registered as a function:\n%s", p.Register)
 			}
 		}},
-		{"custom-attention-backward", func(t *testing.T, p *Plan) {
+		{"custom-attention-backward", func(t *testing.T, p *verdict.Plan) {
 			if !strings.Contains(p.Register, `importlib.import_module("moe_ext.kernels")`) ||
 				!strings.Contains(p.Register, `"fused_attention", api_prefix="moe_ext.kernels"`) {
 				t.Errorf("the custom API is not registered again for the tensor run:\n%s", p.Register)
 			}
 		}},
-		{"optimizer-nan-fused", func(t *testing.T, p *Plan) {
+		{"optimizer-nan-fused", func(t *testing.T, p *verdict.Plan) {
 			if p.Config.Task != "statistics" || len(p.Config.Step) != 2 {
 				t.Errorf("config %+v, want the step before and the step", p.Config)
 			}
@@ -139,10 +147,11 @@ func TestPlanGenerated(t *testing.T) {
 			if _, err := synth.Generate(sc.Spec, dir); err != nil {
 				t.Fatal(err)
 			}
-			v, err := Run(context.Background(), Options{Path: dir})
+			v, err := trace.Run(context.Background(), trace.Options{Path: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
+			v.Plan = Make(v, Options{})
 			checkPlan(t, v)
 			if tc.check == nil {
 				if v.Plan != nil {

@@ -1,9 +1,12 @@
-package trace
+package evidence
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/trace"
 
 	"github.com/nanhunt/nanhunt/monitor"
 	"github.com/nanhunt/nanhunt/synth"
@@ -32,7 +35,7 @@ func TestEvidenceFromGeneratedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			le := LogEvidenceFrom(l)
+			le := FromLog(l)
 			if le.FirstNaNStep == nil || *le.FirstNaNStep < truth.Step || *le.FirstNaNIteration != *le.FirstNaNStep+1 {
 				t.Fatalf("log evidence %+v: want a first non-finite step at or after %d, iteration = step + 1", le, truth.Step)
 			}
@@ -40,15 +43,15 @@ func TestEvidenceFromGeneratedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			me := MonitorEvidenceFrom(run)
+			me := FromMonitor(run)
 			if me.Step == nil || *me.Step != truth.Step {
 				t.Fatalf("monitor evidence %+v: want step %d", me, truth.Step)
 			}
-			v, err := Run(context.Background(), Options{Path: dir})
+			v, err := trace.Run(context.Background(), trace.Options{Path: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v = Combine(v, le, me, PlanOptions{})
+			v = Combine(v, le, me, plan.Options{})
 			e := v.Evidence
 			if len(e.Contradictions) > 0 {
 				t.Errorf("contradictions %q (agreements %q)", e.Contradictions, e.Agreements)
@@ -61,4 +64,13 @@ func TestEvidenceFromGeneratedRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+func scenarioNamed(name string) (synth.Scenario, bool) {
+	for _, sc := range synth.Scenarios() {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return synth.Scenario{}, false
 }

@@ -1,28 +1,18 @@
-package trace
+package plan
 
 import (
 	"fmt"
 	"slices"
-	"sort"
+
+	"github.com/nanhunt/nanhunt/internal/ranklist"
+	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/msprobe"
 )
 
-// Plan is what to collect next, with the msprobe config.json that does it.
-type Plan struct {
-	Why     string         `json:"why"`
-	Collect string         `json:"collect"` // what the next dump will hold
-	Config  msprobe.Config `json:"config"`
-	// Register holds Python lines registering user functions for
-	// collection (register_custom_api), when the dump did not cover the
-	// code that made the value.
-	Register string   `json:"register,omitempty"`
-	Then     []string `json:"then"` // what to run once it is collected
-}
-
-// PlanOptions shape the plan.
-type PlanOptions struct {
+// Options shape the plan.
+type Options struct {
 	// DumpPath is the dump_path written into the config (default
 	// "./nanhunt_followup").
 	DumpPath string
@@ -39,12 +29,12 @@ var builtinPrefixes = map[string]bool{
 	"Primitive": true, "Functional.mint": true, "MindSpore": true, "Mindspore": true,
 }
 
-// MakePlan says what to collect after this verdict: the real tensors of a
+// Make says what to collect after this verdict: the real tensors of a
 // captured origin (for nanhunt repro), the code an uncaptured origin ran
 // in, the step before when the weights came in bad, or — with only a
 // training log or monitor — the steps and ranks to dump. It is nil when
 // there is nothing to chase.
-func MakePlan(v *Verdict, opt PlanOptions) *Plan {
+func Make(v *verdict.Verdict, opt Options) *verdict.Plan {
 	if opt.DumpPath == "" {
 		opt.DumpPath = "./nanhunt_followup"
 	}
@@ -54,10 +44,10 @@ func MakePlan(v *Verdict, opt PlanOptions) *Plan {
 	o := v.Origin
 	switch {
 	case o == nil:
-		return evidencePlan(v, opt)
+		return FromEvidence(v, opt)
 	case o.Unread:
 		p := statisticsPlan(opt, []int{o.Step}, o.Ranks, "L1", v)
-		p.Why = fmt.Sprintf("The value reached the other ranks from %s at step %d, whose dumps are missing or damaged.", rankList(o.Ranks), o.Step)
+		p.Why = fmt.Sprintf("The value reached the other ranks from %s at step %d, whose dumps are missing or damaged.", ranklist.Name(o.Ranks), o.Step)
 		p.Collect = "statistics of every call of the sending ranks at that step"
 		p.Then = []string{fmt.Sprintf("nanhunt trace %s", opt.DumpPath)}
 		return p
@@ -89,7 +79,7 @@ func MakePlan(v *Verdict, opt PlanOptions) *Plan {
 
 // tensorPlan: the origin is captured; save its real tensors on the origin
 // rank(s) and on one clean rank for comparison.
-func tensorPlan(v *Verdict, opt PlanOptions) *Plan {
+func tensorPlan(v *verdict.Verdict, opt Options) *verdict.Plan {
 	o := v.Origin
 	ranks := append([]int{}, o.Ranks...)
 	if clean, ok := cleanRank(v); ok {
@@ -111,10 +101,10 @@ func tensorPlan(v *Verdict, opt PlanOptions) *Plan {
 	if n.Module {
 		level = "L0"
 	}
-	p := &Plan{
-		Why: fmt.Sprintf("%s made the value from clean inputs on %s at step %d; its real inputs prove it and let it be re-run alone.", o.Op, rankList(o.Ranks), o.Step),
+	p := &verdict.Plan{
+		Why: fmt.Sprintf("%s made the value from clean inputs on %s at step %d; its real inputs prove it and let it be re-run alone.", o.Op, ranklist.Name(o.Ranks), o.Step),
 		Collect: fmt.Sprintf("the input and output tensors (dump_tensor_data/*.pt) of every %s call at step %d on %s",
-			joinOr(list), o.Step, rankList(ranks)),
+			joinOr(list), o.Step, ranklist.Name(ranks)),
 		Config: msprobe.Config{
 			Task: "tensor", DumpPath: opt.DumpPath, Rank: ranks, Step: []int{o.Step}, Level: level, ExtraInfo: true,
 			Section: msprobe.Section{List: list, DataMode: []string{"all"}, SummaryMode: "statistics"},
@@ -133,7 +123,7 @@ func tensorPlan(v *Verdict, opt PlanOptions) *Plan {
 
 // cleanRank is a rank that ran the origin step without making the value:
 // one that received it, or one that never showed it.
-func cleanRank(v *Verdict) (int, bool) {
+func cleanRank(v *verdict.Verdict) (int, bool) {
 	o := v.Origin
 	for _, st := range v.Steps {
 		if st.Step != o.Step {
@@ -143,7 +133,7 @@ func cleanRank(v *Verdict) (int, bool) {
 		if err != nil {
 			break
 		}
-		for _, r := range sortedKeys(set) {
+		for _, r := range ranklist.Keys(set) {
 			if !slices.Contains(o.Ranks, r) {
 				return r, true
 			}
@@ -159,26 +149,15 @@ func cleanRank(v *Verdict) (int, bool) {
 
 // statisticsPlan dumps statistics of the steps on the ranks (every rank
 // when they are all the ranks the verdict read).
-func statisticsPlan(opt PlanOptions, steps, ranks []int, level string, v *Verdict) *Plan {
-	steps = uniqueSorted(steps)
-	if len(v.Scanned.Ranks) > 1 && sameSet(ranks, v.Scanned.Ranks) {
+func statisticsPlan(opt Options, steps, ranks []int, level string, v *verdict.Verdict) *verdict.Plan {
+	steps = ranklist.Unique(steps)
+	if len(v.Scanned.Ranks) > 1 && ranklist.Same(ranks, v.Scanned.Ranks) {
 		ranks = nil
 	}
-	return &Plan{Config: msprobe.Config{
-		Task: "statistics", DumpPath: opt.DumpPath, Rank: uniqueSorted(ranks), Step: steps, Level: level, ExtraInfo: true,
+	return &verdict.Plan{Config: msprobe.Config{
+		Task: "statistics", DumpPath: opt.DumpPath, Rank: ranklist.Unique(ranks), Step: steps, Level: level, ExtraInfo: true,
 		Section: msprobe.Section{DataMode: []string{"all"}, SummaryMode: "statistics"},
 	}}
-}
-
-func uniqueSorted(v []int) []int {
-	out := []int{}
-	for _, x := range v {
-		if x >= 0 && !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	sort.Ints(out)
-	return out
 }
 
 func joinOr(list []string) string {

@@ -1,17 +1,20 @@
-package trace
+package evidence
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/ranklist"
+	"github.com/nanhunt/nanhunt/verdict"
+
 	"github.com/nanhunt/nanhunt/monitor"
 )
 
-// MonitorEvidenceFrom reduces what msprobe's monitor recorded to the
+// FromMonitor reduces what msprobe's monitor recorded to the
 // verdict's evidence.monitor; the reader's full findings ride along.
-func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
+func FromMonitor(r *monitor.Run) *verdict.MonitorEvidence {
 	f := r.Findings()
-	e := &MonitorEvidence{Ranks: []int{}, SeenOn: []int{}, Recorded: uniqueSorted(f.Ranks), Findings: f}
+	e := &verdict.MonitorEvidence{Ranks: []int{}, SeenOn: []int{}, Recorded: ranklist.Unique(f.Ranks), Findings: f}
 	o := f.Origin
 	if !f.Found || o == nil {
 		e.Summary = fmt.Sprintf("no NaN or Inf in %d rows of %d files", f.RowsRead, f.FilesRead)
@@ -64,9 +67,9 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	default:
 		e.Tensor = o.Source
 	}
-	e.SeenOn = uniqueSorted(seen)
+	e.SeenOn = ranklist.Unique(seen)
 	if e.Reduction != "after" {
-		e.Ranks = uniqueSorted(o.Ranks)
+		e.Ranks = ranklist.Unique(o.Ranks)
 	}
 	// every rank whose first anomalous row is in the same module at that
 	// step may be the source: a collective inside the module (tensor
@@ -80,7 +83,7 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 				e.Ranks = append(e.Ranks, pr.Rank)
 			}
 		}
-		e.Ranks = uniqueSorted(e.Ranks)
+		e.Ranks = ranklist.Unique(e.Ranks)
 	}
 	kind := o.Row.Kind
 	if kind == "" {
@@ -89,7 +92,7 @@ func MonitorEvidenceFrom(r *monitor.Run) *MonitorEvidence {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in the %s %s", kind, e.Tensor, e.Module)
 	if len(e.Ranks) > 0 {
-		fmt.Fprintf(&b, " on %s", rankList(e.Ranks))
+		fmt.Fprintf(&b, " on %s", ranklist.Name(e.Ranks))
 	}
 	if e.Stage != "" {
 		fmt.Fprintf(&b, " (%s)", e.Stage)

@@ -1,11 +1,15 @@
-package trace
+package evidence
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/trainlog"
 )
@@ -14,36 +18,36 @@ func intp(i int) *int { return &i }
 
 // dumpVerdict is a verdict with an origin at step 5 on rank 2, steps 3-6
 // dumped on ranks 0-3.
-func dumpVerdict(stage string, captured, collective bool) *Verdict {
-	v := &Verdict{
-		Schema: Schema, Anomaly: true,
-		Origin: &Origin{Step: 5, Ranks: []int{2}, Op: "Torch.sqrt.0.backward", Stage: stage, Kind: "inf", Captured: captured, Collective: collective,
+func dumpVerdict(stage string, captured, collective bool) *verdict.Verdict {
+	v := &verdict.Verdict{
+		Schema: verdict.Schema, Anomaly: true,
+		Origin: &verdict.Origin{Step: 5, Ranks: []int{2}, Op: "Torch.sqrt.0.backward", Stage: stage, Kind: "inf", Captured: captured, Collective: collective,
 			Chain: []string{"Module.encoder.FeatureEncoder.forward.0"}},
-		Scanned: Scanned{Ranks: []int{0, 1, 2, 3}},
+		Scanned: verdict.Scanned{Ranks: []int{0, 1, 2, 3}},
 	}
 	for s := 3; s <= 6; s++ {
 		status := "clean"
 		if s == 5 {
 			status = "anomaly"
 		}
-		v.Steps = append(v.Steps, StepState{Step: s, Status: status, Ranks: "0-3"})
+		v.Steps = append(v.Steps, verdict.StepState{Step: s, Status: status, Ranks: "0-3"})
 	}
 	return v
 }
 
 func TestCombine(t *testing.T) {
-	logAt := func(step int, metric, hint string, ranks ...int) *LogEvidence {
-		return &LogEvidence{FirstNaNIteration: intp(step + 1), FirstNaNStep: intp(step), FirstNaNMetric: metric, StageHint: hint,
+	logAt := func(step int, metric, hint string, ranks ...int) *verdict.LogEvidence {
+		return &verdict.LogEvidence{FirstNaNIteration: intp(step + 1), FirstNaNStep: intp(step), FirstNaNMetric: metric, StageHint: hint,
 			Ranks: ranks, LoggedRanks: []int{0, 1, 2, 3}, Mapping: "step = iteration - 1"}
 	}
-	monAt := func(step int, stage, reduction string, ranks ...int) *MonitorEvidence {
-		return &MonitorEvidence{Step: intp(step), Stage: stage, Reduction: reduction, Ranks: ranks, SeenOn: []int{0, 1, 2, 3}, Recorded: []int{0, 1, 2, 3}, Module: "encoder_0.output", Summary: "test"}
+	monAt := func(step int, stage, reduction string, ranks ...int) *verdict.MonitorEvidence {
+		return &verdict.MonitorEvidence{Step: intp(step), Stage: stage, Reduction: reduction, Ranks: ranks, SeenOn: []int{0, 1, 2, 3}, Recorded: []int{0, 1, 2, 3}, Module: "encoder_0.output", Summary: "test"}
 	}
 	for _, tc := range []struct {
 		name       string
-		v          *Verdict
-		log        *LogEvidence
-		mon        *MonitorEvidence
+		v          *verdict.Verdict
+		log        *verdict.LogEvidence
+		mon        *verdict.MonitorEvidence
 		agree      []string // substrings, each in one agreement
 		contradict []string
 		planSteps  []int // nil: no check
@@ -68,17 +72,17 @@ func TestCombine(t *testing.T) {
 			agree: []string{"the collective made it from clean inputs"}},
 		{name: "monitor: local gradients of the source", v: dumpVerdict("backward", true, false), mon: monAt(5, "backward", "before", 2),
 			agree: []string{"local gradients before the reduction", "Both name rank 2"}},
-		{name: "monitor: module in the chain", v: dumpVerdict("forward", true, false), mon: &MonitorEvidence{Step: intp(5), Module: "encoder_0.output", Summary: "x"},
+		{name: "monitor: module in the chain", v: dumpVerdict("forward", true, false), mon: &verdict.MonitorEvidence{Step: intp(5), Module: "encoder_0.output", Summary: "x"},
 			agree: []string{"is in the origin's module chain"}},
 		{name: "monitor later than the dump", v: dumpVerdict("forward", true, false), mon: monAt(6, "forward", ""),
 			contradict: []string{"its targets do not include"}},
 		{name: "log and monitor, no dump", log: logAt(7, "loss", "forward"), mon: monAt(6, "backward", "before", 3),
 			agree: []string{"before the log's metrics do"}, planSteps: []int{5, 6}},
-		{name: "clean dump of the log's step", v: &Verdict{Schema: Schema, Steps: []StepState{{Step: 6, Status: "clean", Ranks: "0-3"}}, Scanned: Scanned{Ranks: []int{0, 1, 2, 3}}},
+		{name: "clean dump of the log's step", v: &verdict.Verdict{Schema: verdict.Schema, Steps: []verdict.StepState{{Step: 6, Status: "clean", Ranks: "0-3"}}, Scanned: verdict.Scanned{Ranks: []int{0, 1, 2, 3}}},
 			log: logAt(6, "loss", "forward"), contradict: []string{"the dump of that step is clean"}, planSteps: []int{5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Combine(tc.v, tc.log, tc.mon, PlanOptions{})
+			v := Combine(tc.v, tc.log, tc.mon, plan.Options{})
 			e := v.Evidence
 			if e == nil {
 				t.Fatal("no evidence")
@@ -97,7 +101,7 @@ func TestCombine(t *testing.T) {
 				t.Errorf("unexpected contradictions %q", e.Contradictions)
 			}
 			if tc.planSteps != nil {
-				if v.Plan == nil || !equalInts(v.Plan.Config.Step, tc.planSteps) {
+				if v.Plan == nil || !slices.Equal(v.Plan.Config.Step, tc.planSteps) {
 					t.Errorf("plan %+v, want steps %v", v.Plan, tc.planSteps)
 				}
 			}
@@ -107,7 +111,7 @@ func TestCombine(t *testing.T) {
 
 // With no dump and clean evidence there is nothing to chase.
 func TestCombineCleanEvidence(t *testing.T) {
-	v := Combine(nil, &LogEvidence{Files: 2, LoggedRanks: []int{0, 1}}, nil, PlanOptions{})
+	v := Combine(nil, &verdict.LogEvidence{Files: 2, LoggedRanks: []int{0, 1}}, nil, plan.Options{})
 	if v.Anomaly || v.Plan != nil || v.Evidence == nil {
 		t.Errorf("anomaly %v, plan %+v, evidence %+v", v.Anomaly, v.Plan, v.Evidence)
 	}
@@ -116,13 +120,13 @@ func TestCombineCleanEvidence(t *testing.T) {
 // The monitor's source ranks narrow the plan to them plus one rank to
 // compare with.
 func TestEvidencePlanRanks(t *testing.T) {
-	mon := &MonitorEvidence{Step: intp(3), Stage: "backward", Reduction: "before", Ranks: []int{5}, SeenOn: []int{5}, Recorded: []int{4, 5, 6, 7}}
-	v := Combine(nil, nil, mon, PlanOptions{DumpPath: "/d"})
+	mon := &verdict.MonitorEvidence{Step: intp(3), Stage: "backward", Reduction: "before", Ranks: []int{5}, SeenOn: []int{5}, Recorded: []int{4, 5, 6, 7}}
+	v := Combine(nil, nil, mon, plan.Options{DumpPath: "/d"})
 	if v.Plan == nil {
 		t.Fatal("no plan")
 	}
 	c := v.Plan.Config
-	if !equalInts(c.Rank, []int{4, 5}) || !equalInts(c.Step, []int{2, 3}) || c.DumpPath != "/d" || c.Level != "mix" {
+	if !slices.Equal(c.Rank, []int{4, 5}) || !slices.Equal(c.Step, []int{2, 3}) || c.DumpPath != "/d" || c.Level != "mix" {
 		t.Errorf("config %+v, want ranks 4,5 steps 2,3 at level mix", c)
 	}
 	if !strings.Contains(v.Plan.Collect, "named by the monitor") {
@@ -141,8 +145,8 @@ func anyContains(list []string, sub string) bool {
 
 // When the monitor names every rank it recorded, the plan dumps every rank.
 func TestEvidencePlanAllRanks(t *testing.T) {
-	mon := &MonitorEvidence{Step: intp(3), Stage: "forward", Ranks: []int{0, 1}, SeenOn: []int{0, 1}, Recorded: []int{0, 1}}
-	v := Combine(nil, nil, mon, PlanOptions{})
+	mon := &verdict.MonitorEvidence{Step: intp(3), Stage: "forward", Ranks: []int{0, 1}, SeenOn: []int{0, 1}, Recorded: []int{0, 1}}
+	v := Combine(nil, nil, mon, plan.Options{})
 	if v.Plan == nil || len(v.Plan.Config.Rank) != 0 || strings.Contains(v.Plan.Collect, "named by") {
 		t.Errorf("plan %+v, want every rank", v.Plan)
 	}
@@ -167,7 +171,7 @@ func TestLogEvidenceLossLeftOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := LogEvidenceFrom(l)
+	e := FromLog(l)
 	if e.FirstNaNStep == nil || *e.FirstNaNStep != 2 || *e.FirstNaNIteration != 3 || e.FirstNaNMetric != "loss" || e.StageHint != "forward" ||
 		!strings.Contains(e.Where, "missing from the line") {
 		t.Errorf("evidence %+v: want a NaN loss (left out) at iteration 3 = step 2, forward", e)

@@ -1,0 +1,12 @@
+// Package realruns gives tests the real msprobe dumps kept in
+// testdata/realruns: small 4-rank PyTorch training runs (CPU, gloo) with a
+// fault that comes from the data, dumped by the real msprobe and packed one
+// scenario per archive (<scenario>.tar.gz), with the ground truth next to it
+// (<scenario>.truth.json). testdata/realruns/README.md says how they were made.
+//
+// Dir extracts an archive once per test process and returns the scenario
+// folder (the one holding L1/, mix/ and train-log/); Truth reads the ground
+// truth; Scenarios lists the archives present; Cleanup, for TestMain, removes
+// the extractions. The data is part of the repository, so a missing or
+// damaged archive fails the test instead of skipping it.
+package realruns

@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// Phase is the part of a training step a call ran in.
+type Phase uint8
+
+// The phases of a step, in the order a step runs them.
+const (
+	PhaseUnknown Phase = iota
+	Forward
+	Backward
+	Reduction // the gradient reduction after the backward
+	Optimizer // the update, and gradient clipping
+)
+
+var phaseNames = [...]string{"", "forward", "backward", "gradient reduction", "optimizer"}
+
+// String is the phase's name in the verdict: "forward", "backward",
+// "gradient reduction" or "optimizer".
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return ""
+}
+
+// Stage is the phase in the verdict's three words: the gradient reduction
+// is part of the backward.
+func (p Phase) Stage() string {
+	switch p {
+	case Forward:
+		return "forward"
+	case Backward, Reduction:
+		return "backward"
+	case Optimizer:
+		return "optimizer"
+	}
+	return ""
+}
+
+// ParentPhase is what a construct.json parent says of a call's phase: the
+// pseudo-parents "optimizer" and "clip_grad" (msprobe's hooks on
+// optimizer.step and clip_grad_norm_) place it in the optimizer, a backward
+// module call ("Module.x.Linear.backward.0") in the backward. ok is false
+// when the parent says nothing.
+func ParentPhase(parent string) (Phase, bool) {
+	switch parent {
+	case "optimizer", "clip_grad":
+		return Optimizer, true
+	case "":
+		return PhaseUnknown, false
+	}
+	if n := dump.ParseName(parent); n.Module && n.Dir == dump.Backward {
+		return Backward, true
+	}
+	return PhaseUnknown, false
+}
+
+// Frames is what a call's own stack (stack.json, innermost frame first)
+// says of its phase.
+type Frames struct {
+	// Checkpoint: a frame in torch/utils/checkpoint, a forward computation
+	// re-run by activation checkpointing during the backward.
+	Checkpoint bool
+	// Optimizer: optimizer code, a file under a folder named optim,
+	// optimizer or optimizers (torch/optim, megatron/core/optimizer,
+	// apex/optimizers), a function whose name starts with clip_grad, or a
+	// line that calls .step( (optimizer.step(), scaler.step(optimizer)).
+	Optimizer bool
+	// Backward: a function named backward (a torch.autograd.Function's
+	// backward that autograd calls back, loss.backward() on the calling
+	// thread). This places a kernel that register_custom_api names
+	// "P.kernel.N.forward" but that a backward calls.
+	Backward bool
+}
+
+// ReadFrames reads what a stack says of its call's phase.
+func ReadFrames(frames []dump.Frame) Frames {
+	var f Frames
+	for _, fr := range frames {
+		p := slashed(fr.File)
+		f.Checkpoint = f.Checkpoint || strings.Contains(p, "/torch/utils/checkpoint")
+		f.Optimizer = f.Optimizer || isOptimizerFrame(fr, p)
+		f.Backward = f.Backward || fr.Func == "backward"
+	}
+	return f
+}
+
+func isOptimizerFrame(f dump.Frame, p string) bool {
+	if strings.HasPrefix(f.Func, "clip_grad") {
+		return true
+	}
+	for _, dir := range []string{"/optim/", "/optimizer/", "/optimizers/"} {
+		if strings.Contains(p, dir) {
+			return true
+		}
+	}
+	return strings.Contains(f.Source, ".step(")
+}
+
+func slashed(p string) string { return strings.ReplaceAll(p, "\\", "/") }

@@ -1,0 +1,560 @@
+#!/usr/bin/env python3
+"""Tiny 4-rank CPU training jobs dumped by msprobe, one scenario per --scenario.
+
+Every scenario is a real training loop (torch.multiprocessing.spawn, gloo on
+127.0.0.1, 4 processes). The fault of each scenario comes from the data: the
+data pipeline (load_batch) holds a bad record for one step on one rank (or, for
+reducer-zero-count, a domain schedule that leaves one expert without tokens on
+every rank). Nothing in a model or kernel looks at the rank or the step.
+
+    python3 train.py --scenario custom-bwd-kernel --dump-config cfg.json \
+        --port 29611 --steps 5 --log-dir logs/
+
+Needs msprobe (Ascend/msprobe, python/ on PYTHONPATH) and torch with gloo.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import types
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+
+WORLD = 4
+B, T, FEAT, D, CLASSES = 4, 6, 8, 16, 4
+
+
+# --------------------------------------------------------------------------
+# data pipeline
+# --------------------------------------------------------------------------
+# Records that went bad in a shard: (scenario, shard, step) -> what is wrong.
+# For the pipeline scenario the shard is the data-parallel replica; otherwise
+# it is the rank that reads the shard.
+BAD_RECORDS = {
+    ("custom-bwd-kernel", 1, 3): "empty-record",        # sample 2 has no tokens left
+    ("pp-p2p-microbatch", 0, 3): "negative-amount-mb1",  # 2nd micro-batch, x[5,1,2] < 0
+    ("zero1-reduce-broadcast", 2, 3): "duplicated-row",  # x[1,3] repeats x[1,2]
+    ("forward-only", 3, 3): "negative-amount",           # x[1,3,2] < 0
+    ("sparse-steps-loss-scale", 1, 2): "outlier",        # one huge raw feature
+    ("sparse-steps-loss-scale", 2, 6): "negative-amount",
+}
+
+# reducer-zero-count: 3 domains, one expert per domain. The domain mixture of
+# each step is a schedule shared by every shard; at step 3 domain 1 is paused.
+DOMAIN_SCHEDULE = {3: [0.5, 0.0, 0.5]}
+DOMAIN_DEFAULT = [1 / 3, 1 / 3, 1 / 3]
+
+
+def shard_generator(shard, step):
+    return torch.Generator().manual_seed(1000 * shard + step)
+
+
+def load_batch(scenario, rank, step):
+    """Return this rank's batch for this step (a dict of tensors)."""
+    if scenario == "pp-p2p-microbatch":
+        return load_pp_batch(rank, step)
+    g = shard_generator(rank, step)
+    bad = BAD_RECORDS.get((scenario, rank, step))
+    x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5          # strictly positive
+    y = torch.randint(0, CLASSES, (B,), generator=g)
+    batch = {"x": x, "y": y}
+    if scenario == "custom-bwd-kernel":
+        lengths = torch.randint(3, T + 1, (B,), generator=g)
+        if bad == "empty-record":
+            lengths[2] = 0                                         # every token filtered away
+        mask = torch.arange(T)[None, :] < lengths[:, None]        # True = real token
+        batch["x"] = x * mask[..., None]                          # padding is 0
+        batch["mask"] = mask
+    elif scenario == "zero1-reduce-broadcast":
+        if bad == "duplicated-row":
+            x[1, 3, :] = x[1, 2, :]
+    elif scenario == "reducer-zero-count":
+        probs = torch.tensor(DOMAIN_SCHEDULE.get(step, DOMAIN_DEFAULT))
+        batch["domain"] = torch.multinomial(probs, B, replacement=True, generator=g)
+    elif scenario == "forward-only":
+        if bad == "negative-amount":
+            x[1, 3, 2] = -0.75
+    elif scenario == "sparse-steps-loss-scale":
+        if bad == "outlier":
+            x[2, 4, 6] = 3.0e3                                    # raw (not logged) feature
+        elif bad == "negative-amount":
+            x[1, 3, 2] = -0.75                                    # amount (logged) feature
+    return batch
+
+
+def load_pp_batch(rank, step):
+    """Pipeline: replica r = rank % 2; stage 0 reads x, stage 1 reads y of the
+    same records. Two micro-batches of B records each."""
+    replica = rank % 2
+    g = shard_generator(replica, step)
+    x = torch.rand(2 * B, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.randint(0, CLASSES, (2 * B,), generator=g)
+    if BAD_RECORDS.get(("pp-p2p-microbatch", replica, step)) == "negative-amount-mb1":
+        x[B + 1, 2] = -0.75                                       # record 1 of micro-batch 1
+    return {"x": list(x.split(B)), "y": list(y.split(B))}
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+def nonfinite_params(model, limit=3):
+    bad = [n for n, p in model.named_parameters() if not torch.isfinite(p.data).all()]
+    return bad[:limit]
+
+
+def nonfinite_buffers(model, limit=3):
+    bad = [n for n, b in model.named_buffers()
+           if b.is_floating_point() and not torch.isfinite(b).all()]
+    return bad[:limit]
+
+
+def grad_all_reduce(params, group=None, size=WORLD):
+    for p in params:
+        if group is None:
+            dist.all_reduce(p.grad)
+        else:
+            dist.all_reduce(p.grad, group=group)
+        p.grad.div_(size)
+
+
+def avg_of(value, group=None, size=WORLD):
+    t = value.detach().clone()
+    if group is None:
+        dist.all_reduce(t)
+    else:
+        dist.all_reduce(t, group=group)
+    return (t / size).item()
+
+
+def sgd(params, lr):
+    with torch.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-lr)
+
+
+# --------------------------------------------------------------------------
+# A. custom-bwd-kernel
+# --------------------------------------------------------------------------
+def _fusion_attention(q, k, v, key_mask, scale):
+    """Masked attention forward. Fully padded rows give 0 (the sum is clamped)."""
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    m = key_mask[:, None, None, :]
+    e = torch.exp(s - s.amax(dim=-1, keepdim=True)) * m
+    p = e / e.sum(dim=-1, keepdim=True).clamp_min(1e-6)
+    return torch.matmul(p, v)
+
+
+def _fusion_attention_grad(q, k, v, grad_out, key_mask, scale):
+    """Backward of _fusion_attention. Recomputes the probabilities without the
+    clamp of the forward: a row whose keys are all padding gives 0/0."""
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    m = key_mask[:, None, None, :]
+    e = torch.exp(s - s.amax(dim=-1, keepdim=True)) * m
+    p = e / e.sum(dim=-1, keepdim=True)
+    dv = torch.matmul(p.transpose(-1, -2), grad_out)
+    dp = torch.matmul(grad_out, v.transpose(-1, -2))
+    ds = p * (dp - (p * dp).sum(dim=-1, keepdim=True))
+    dq = torch.matmul(ds, k) * scale
+    dk = torch.matmul(ds.transpose(-1, -2), q) * scale
+    return dq, dk, dv
+
+
+kernels = types.ModuleType("kernels")
+kernels.fusion_attention = _fusion_attention
+kernels.fusion_attention_grad = _fusion_attention_grad
+
+
+class FusionAttentionFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, key_mask, scale):
+        ctx.save_for_backward(q, k, v, key_mask)
+        ctx.scale = scale
+        return kernels.fusion_attention(q, k, v, key_mask, scale)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, key_mask = ctx.saved_tensors
+        dq, dk, dv = kernels.fusion_attention_grad(q, k, v, grad_out, key_mask, ctx.scale)
+        return dq, dk, dv, None, None
+
+
+class KernelAttention(nn.Module):
+    def __init__(self, d=D, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, h, mask):
+        b, t, d = h.shape
+        q, k, v = self.qkv(h).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = FusionAttentionFn.apply(q, k, v, mask, 1.0 / math.sqrt(d // self.heads))
+        return self.out(a.transpose(1, 2).reshape(b, t, d))
+
+
+class KernelNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(FEAT, D)
+        self.norm = nn.LayerNorm(D)
+        self.attn = KernelAttention()
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x, mask):
+        h = self.inp(x)
+        h = h + self.attn(self.norm(h), mask)
+        w = mask[..., None].float()
+        pooled = (h * w).sum(dim=1) / w.sum(dim=1).clamp_min(1.0)
+        return self.head(pooled)
+
+
+class CustomBwdKernel:
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = KernelNet()
+        debugger.register_custom_api(kernels, "fusion_attention", api_prefix="MyKern")
+        debugger.register_custom_api(kernels, "fusion_attention_grad", api_prefix="MyKern")
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"], batch["mask"]), batch["y"])
+        loss.backward()
+        # gradients reduced last layer first, one all_reduce per parameter
+        grad_all_reduce(reversed(list(model.parameters())))
+        avg = avg_of(loss)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# B. pp-p2p-microbatch
+# --------------------------------------------------------------------------
+class Stage0(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(FEAT, D)
+
+    def forward(self, x):
+        return torch.relu(self.fc(torch.log(x)))
+
+
+class Stage1(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(D, D)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, h):
+        return self.head(torch.relu(self.fc(h)))
+
+
+class PipelineP2P:
+    """Ranks 0,1 = stage 0, ranks 2,3 = stage 1; replica r = rank % 2, so
+    0 -> 2 and 1 -> 3. GPipe order: both forwards, then both backwards."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        torch.manual_seed(0)
+        s0, s1 = Stage0(), Stage1()
+        self.stage = 0 if rank < 2 else 1
+        self.model = s0 if self.stage == 0 else s1
+        self.peer = rank + 2 if self.stage == 0 else rank - 2
+        # every rank creates both groups, in the same order
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        self.dp_group = groups[self.stage]
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        mbs = 2
+        if self.stage == 0:
+            outs = []
+            for x in batch["x"]:
+                h = model(x)
+                dist.send(h.detach(), dst=self.peer)
+                outs.append(h)
+            for h in outs:
+                gbuf = torch.empty(B, D)
+                dist.recv(gbuf, src=self.peer)
+                h.backward(gbuf)
+            grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+            sgd(model.parameters(), 0.05)
+            return {"local_loss": None, "avg_loss": None}
+        losses, inputs = [], []
+        for y in batch["y"]:
+            buf = torch.empty(B, D)
+            dist.recv(buf, src=self.peer)
+            buf.requires_grad_(True)
+            losses.append(F.cross_entropy(model(buf), y) / mbs)
+            inputs.append(buf)
+        for loss, buf in zip(losses, inputs):
+            loss.backward()
+            dist.send(buf.grad, dst=self.peer)
+        grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+        local = torch.stack([l.detach() for l in losses]).sum()
+        avg = avg_of(local, group=self.dp_group, size=2)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": local.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# C. zero1-reduce-broadcast
+# --------------------------------------------------------------------------
+class MotionNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.motion_scale = nn.Parameter(torch.ones(FEAT))
+        self.inp = nn.Linear(FEAT, D)
+        self.speed_proj = nn.Linear(1, D)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        d = (x[:, 1:] - x[:, :-1]) * self.motion_scale
+        speed = torch.sqrt((d * d).sum(dim=-1, keepdim=True))   # step length
+        h = torch.relu(self.inp(x[:, 1:]) + self.speed_proj(speed))
+        return self.head(h.mean(dim=1))
+
+
+class Zero1:
+    """Every parameter has an owner (index % 4). Gradients are reduced to the
+    owner, the owner runs momentum SGD on its parameters (its shard of the
+    optimizer state), and broadcasts the new values."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = MotionNet()
+        self.params = list(self.model.parameters())
+        self.owner = [i % WORLD for i in range(len(self.params))]
+        self.momentum = {i: torch.zeros_like(p) for i, p in enumerate(self.params)
+                         if self.owner[i] == rank}
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"]), batch["y"])
+        loss.backward()
+        for i, p in enumerate(self.params):
+            dist.reduce(p.grad, dst=self.owner[i])
+        with torch.no_grad():
+            for i, p in enumerate(self.params):
+                if self.owner[i] != self.rank:
+                    continue
+                g = p.grad / WORLD
+                m = self.momentum[i]
+                m.mul_(0.9).add_(g)
+                p.add_(m, alpha=-0.05)
+        for i, p in enumerate(self.params):
+            dist.broadcast(p.data, src=self.owner[i])
+        avg = avg_of(loss)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# D. reducer-zero-count
+# --------------------------------------------------------------------------
+class DomainExperts(nn.Module):
+    def __init__(self, experts=3):
+        super().__init__()
+        self.inp = nn.Linear(FEAT, D)
+        self.experts = nn.ModuleList([nn.Linear(D, D) for _ in range(experts)])
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x, domain):
+        h = torch.relu(self.inp(x))
+        route = F.one_hot(domain, len(self.experts)).to(h.dtype)    # [B, E]
+        mixed = 0
+        for e, expert in enumerate(self.experts):
+            mixed = mixed + route[:, e, None, None] * expert(h)
+        return self.head(torch.relu(mixed).mean(dim=1)), route
+
+
+class ReducerZeroCount:
+    """Hand-written reducer: one bucket for the shared layers and one per
+    expert. Each bucket's summed gradient and its token count are
+    all_reduced, then the gradient is divided by the count (per-token mean)."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = DomainExperts()
+        m = self.model
+        self.buckets = [list(m.inp.parameters()) + list(m.head.parameters())]
+        self.buckets += [list(e.parameters()) for e in m.experts]
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        logits, route = model(batch["x"], batch["domain"])
+        # every record has T tokens; token-summed loss, the reducer makes it a per-token mean
+        loss_sum = F.cross_entropy(logits, batch["y"], reduction="sum") * T
+        loss_sum.backward()
+        per_expert = route.detach().sum(dim=0) * T               # tokens routed to each expert
+        counts = [per_expert.sum()] + list(per_expert.unbind())   # shared bucket: all tokens
+        for params, count in zip(self.buckets, counts):
+            flat = torch.cat([p.grad.reshape(-1) for p in params])
+            cnt = count.detach().clone()
+            dist.all_reduce(flat)
+            dist.all_reduce(cnt)
+            flat = flat / cnt
+            off = 0
+            for p in params:
+                n = p.numel()
+                p.grad.copy_(flat[off:off + n].view_as(p))
+                off += n
+        local = loss_sum.detach() / (B * T)
+        avg = avg_of(local)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": local.item(), "avg_loss": avg,
+                "tokens_per_domain": [int(c.item()) for c in counts[1:]]}
+
+
+# --------------------------------------------------------------------------
+# E. forward-only
+# --------------------------------------------------------------------------
+class CausalNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(FEAT, D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        h = self.inp(torch.log(x))                 # amounts are positive
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D)
+        causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+        s = s.masked_fill(causal, float("-inf"))
+        h = h + torch.matmul(torch.softmax(s, dim=-1), v)
+        return self.head(h[:, -1])
+
+
+class ForwardOnly:
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = CausalNet()
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"]), batch["y"])
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# F. sparse-steps-loss-scale
+# --------------------------------------------------------------------------
+class ScaledNet(nn.Module):
+    """Features 0..3 are amounts (logged), 4..7 raw values. A running mean,
+    synchronised across ranks like SyncBatchNorm statistics, centres them."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running_mean", torch.zeros(FEAT))
+        self.fc1 = nn.Linear(FEAT, D)
+        self.fc2 = nn.Linear(D, D)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        f = torch.cat([torch.log(x[..., :4]), x[..., 4:]], dim=-1)
+        with torch.no_grad():
+            mean = f.mean(dim=(0, 1))
+            dist.all_reduce(mean)
+            self.running_mean.mul_(0.9).add_(mean / WORLD, alpha=0.1)
+        h = torch.relu(self.fc1(f - self.running_mean))
+        h = torch.relu(self.fc2(h))
+        return self.head(h.mean(dim=1))
+
+
+class SparseLossScale:
+    """Dynamic loss scaling with float16 gradient communication."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = ScaledNet()
+        self.scale = 2.0 ** 14
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"]), batch["y"])
+        (loss * self.scale).backward()
+        reduced = []
+        for p in model.parameters():
+            g16 = p.grad.half()
+            dist.all_reduce(g16)
+            reduced.append(g16)
+        finite = torch.stack([torch.isfinite(g).all() for g in reduced]).all().item()
+        scale_used = self.scale
+        if finite:
+            with torch.no_grad():
+                for p, g16 in zip(model.parameters(), reduced):
+                    p.grad.copy_(g16.float() / (self.scale * WORLD))
+            sgd(model.parameters(), 0.05)
+        else:
+            self.scale /= 2.0
+        avg = avg_of(loss)
+        return {"local_loss": loss.item(), "avg_loss": avg, "skipped": not finite,
+                "loss_scale": scale_used, "next_loss_scale": self.scale}
+
+
+SCENARIOS = {
+    "custom-bwd-kernel": CustomBwdKernel,
+    "pp-p2p-microbatch": PipelineP2P,
+    "zero1-reduce-broadcast": Zero1,
+    "reducer-zero-count": ReducerZeroCount,
+    "forward-only": ForwardOnly,
+    "sparse-steps-loss-scale": SparseLossScale,
+}
+
+
+def worker(rank, args):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}",
+                            rank=rank, world_size=WORLD)
+    random.seed(rank)
+    torch.manual_seed(0)                          # identical initial weights on every rank
+    from msprobe.pytorch import PrecisionDebugger
+    debugger = PrecisionDebugger(config_path=args.dump_config)
+    job = SCENARIOS[args.scenario](rank, debugger)
+    torch.manual_seed(rank)
+    log = []
+    for step in range(args.steps):
+        batch = load_batch(args.scenario, rank, step)
+        debugger.start(job.model)
+        rec = job.train_step(step, batch)
+        debugger.stop()
+        debugger.step()
+        rec = {"step": step, **rec, "nonfinite_params": nonfinite_params(job.model),
+               "nonfinite_buffers": nonfinite_buffers(job.model)}
+        log.append(rec)
+    if args.log_dir:
+        os.makedirs(args.log_dir, exist_ok=True)
+        with open(os.path.join(args.log_dir, f"rank{rank}.json"), "w") as f:
+            json.dump({"scenario": args.scenario, "rank": rank, "steps": log}, f, indent=1)
+            f.write("\n")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    ap.add_argument("--dump-config", required=True, help="msprobe config.json")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--port", type=int, default=29600)
+    ap.add_argument("--log-dir", default="", help="where to write rank<N>.json")
+    args = ap.parse_args()
+    mp.spawn(worker, args=(args,), nprocs=WORLD, join=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+package trace
+
+import (
+	"os"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+)
+
+// region is where a call lies relative to the step's backward entries.
+type region uint8
+
+const (
+	beforeBackward  region = iota // before the first backward entry
+	backwardEntry                 // a backward entry itself
+	betweenBackward               // a forward-named call between the first and last backward entries
+	afterBackward                 // after the last backward entry
+	noBackward                    // the file has no backward entry
+)
+
+func (s *rankScan) region(ev *event) region {
+	switch {
+	case ev.dir == dump.Backward || ev.dir == dump.ParamGrad:
+		return backwardEntry
+	case s.lastBwd < 0:
+		return noBackward
+	case ev.index < s.firstBwd:
+		return beforeBackward
+	case ev.index < s.lastBwd:
+		return betweenBackward
+	}
+	return afterBackward
+}
+
+// sideWarnings are what could not be read of a rank's side files while
+// placing its calls in phases.
+type sideWarnings struct {
+	stack, construct error
+}
+
+// phases places the given calls of a rank in the step's phases (README
+// "How it decides", 4): by their names and positions, and, where those do
+// not tell, by what construct.json and stack.json say of them.
+func (sc *scanner) phases(s *rankScan, evs []*event) {
+	need := map[string]bool{}
+	needTail := false
+	for _, ev := range evs {
+		switch s.region(ev) {
+		case backwardEntry:
+			ev.phase = policy.Backward
+		case beforeBackward:
+			ev.phase = policy.Forward
+		case betweenBackward:
+			need[ev.name] = true
+		case afterBackward, noBackward:
+			needTail = true
+		}
+	}
+	if needTail {
+		for _, t := range s.tail {
+			need[t.name] = true
+		}
+	}
+	if len(need) == 0 {
+		return
+	}
+	tags := sc.readTags(s, need)
+	optStart := -1
+	if needTail {
+		for _, t := range s.tail {
+			if tags.optimizer(t.name) {
+				optStart = int(t.index)
+				break
+			}
+		}
+		if optStart < 0 && s.lastBwd >= 0 {
+			// the first entry that is not a collective after the last
+			// collective after the last backward entry
+			optStart = max(s.lastBwd, s.lastColl) + 1
+		}
+	}
+	for _, ev := range evs {
+		switch s.region(ev) {
+		case betweenBackward:
+			ev.phase = s.betweenPhase(ev, tags)
+		case afterBackward:
+			ev.phase = policy.Reduction
+			if ev.index >= optStart {
+				ev.phase = policy.Optimizer
+			}
+		case noBackward:
+			ev.phase = policy.Forward
+			if optStart >= 0 && ev.index >= optStart {
+				ev.phase = policy.Optimizer
+			}
+		}
+	}
+}
+
+// betweenPhase is the phase of a forward-named call between the step's
+// first and last backward entries: backward when construct.json or its stack
+// say a backward called it, forward when its stack shows a recompute or its
+// op ran before the first backward entry too (a later micro-batch), and
+// backward otherwise (a kernel only the backward calls).
+func (s *rankScan) betweenPhase(ev *event, tags *sideTags) policy.Phase {
+	fr := tags.frames[ev.name]
+	if ph, ok := policy.ParentPhase(tags.parents[ev.name]); ok && ph == policy.Backward {
+		return policy.Backward
+	}
+	switch {
+	case fr.Backward && !fr.Checkpoint:
+		return policy.Backward
+	case fr.Checkpoint, ev.recompute:
+		return policy.Forward
+	}
+	if s.preOps[dump.ParseName(ev.name).Op()] || s.preOpsFull {
+		return policy.Forward
+	}
+	return policy.Backward
+}
+
+// sideTags is what a rank's construct.json and stack.json say of some
+// calls.
+type sideTags struct {
+	parents map[string]string
+	frames  map[string]policy.Frames
+}
+
+func (t *sideTags) optimizer(name string) bool {
+	if ph, ok := policy.ParentPhase(t.parents[name]); ok && ph == policy.Optimizer {
+		return true
+	}
+	return t.frames[name].Optimizer
+}
+
+// readTags reads the parents and stacks of the wanted calls, streaming.
+func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
+	t := &sideTags{parents: map[string]string{}, frames: map[string]policy.Frames{}}
+	rd := s.dir
+	if rd.Construct != "" && s.header.Level != "L1" && s.header.Level != "L2" {
+		if f, err := os.Open(rd.Construct); err == nil {
+			t.parents, err = dump.ReadParents(f, want)
+			f.Close()
+			s.sides.construct = err
+		} else {
+			s.sides.construct = err
+		}
+	}
+	if rd.Stack != "" {
+		if f, err := os.Open(rd.Stack); err == nil {
+			stacks, err := dump.ReadStacks(f, want)
+			f.Close()
+			s.sides.stack = err
+			for name, frames := range stacks {
+				t.frames[name] = policy.ReadFrames(frames)
+			}
+		} else {
+			s.sides.stack = err
+		}
+	}
+	return t
+}

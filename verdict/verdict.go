@@ -1,0 +1,322 @@
+package verdict
+
+import (
+	"github.com/nanhunt/nanhunt/msprobe"
+	"github.com/nanhunt/nanhunt/nonfinite"
+)
+
+// Schema names the JSON form of a Verdict. Fields may be added; none will be
+// removed or change meaning without a new schema name.
+const Schema = "nanhunt/verdict/v1"
+
+// Verdict is the answer: where the first NaN/Inf of the run was born, how
+// sure the analysis is, and what it saw on the way.
+type Verdict struct {
+	Schema     string       `json:"schema"`
+	Anomaly    bool         `json:"anomaly"`
+	Origin     *Origin      `json:"origin"`
+	FirstNaN   *OpRef       `json:"first_nan"`
+	Carrier    *Hop         `json:"carrier"`
+	Spread     []Hop        `json:"spread"`
+	Candidates []Candidate  `json:"candidates"`
+	Recovered  []Recovered  `json:"recovered"`
+	Suppressed []Suppressed `json:"suppressed"`
+	Warnings   []Warning    `json:"warnings"`
+	NextSteps  []string     `json:"next_steps"`
+	Scanned    Scanned      `json:"scanned"`
+	// Steps is every dumped step of the analysed mode, in order, with
+	// what each rank showed: the data of the propagation picture.
+	Steps []StepState `json:"steps"`
+	// Evidence is what a training log and the monitor said, when given.
+	Evidence *Evidence `json:"evidence,omitempty"`
+	// Plan is what to collect next; nil when there is nothing to chase.
+	Plan *Plan `json:"plan"`
+}
+
+// Origin is the root cause.
+type Origin struct {
+	Step  int    `json:"step"`
+	Ranks []int  `json:"ranks"`
+	Op    string `json:"op"`    // exact entry name on the origin rank(s); the first entry showing it when not captured
+	Stage string `json:"stage"` // forward, backward or optimizer
+	// Phase is the stage in four words: forward, backward, gradient
+	// reduction or optimizer.
+	Phase string `json:"phase"`
+	Kind  string `json:"kind"` // "nan" or "inf" ("overflow" for nan_check dumps, which cannot tell)
+	// Tie: several ranks made it independently, before any collective
+	// connected them; they cannot be ordered.
+	Tie bool `json:"tie"`
+	// Captured: the op that made it is in the dump (its inputs are clean).
+	Captured   bool     `json:"captured"`
+	Confidence string   `json:"confidence"` // high, medium or low
+	Reasons    []string `json:"reasons"`
+
+	Chain []string `json:"chain"` // module calls around the op, outermost first (construct.json)
+	Code  *Frame   `json:"code"`  // the user's line that called it (stack.json)
+	Stack []Frame  `json:"stack,omitempty"`
+
+	Inputs  []TensorStat `json:"inputs,omitempty"`
+	Outputs []TensorStat `json:"outputs,omitempty"`
+
+	// Interval brackets an origin that was not captured: the last call with
+	// finite outputs before it and the first call that shows it, with the
+	// user code between them that the dump does not cover.
+	Interval *Interval `json:"interval,omitempty"`
+	// Collective is set when the collective itself made the value from
+	// clean inputs on every rank (for example a float16 sum that overflows).
+	Collective bool `json:"collective,omitempty"`
+	// Unread is set when only ranks that received it were read: the ranks
+	// listed sent it, but their dumps are missing or damaged.
+	Unread bool `json:"unread,omitempty"`
+	// PossibleSources are ranks of the origin step whose dump could not be
+	// read (missing, empty, damaged before their first entries) or was not
+	// dumped: any of them may have made it first.
+	PossibleSources []int `json:"possible_sources"`
+}
+
+// Recovered is an anomaly that the next step no longer showed: a step the
+// loss scaler skipped, a dropped batch. It is not the origin of a lasting
+// anomaly; Options.Strict makes it one.
+type Recovered struct {
+	Step  int    `json:"step"`
+	Ranks []int  `json:"ranks"`
+	Op    string `json:"op"`
+	Stage string `json:"stage"`
+	Phase string `json:"phase"`
+	Kind  string `json:"kind"`
+	// NextStep is the next dumped step, which no longer showed it (only
+	// every n-th step may be dumped).
+	NextStep int `json:"next_step"`
+}
+
+// OpRef names one call.
+type OpRef struct {
+	Step int    `json:"step"`
+	Rank int    `json:"rank"`
+	Op   string `json:"op"`
+}
+
+// Hop is a collective that carried the anomaly to ranks that did not hold it.
+type Hop struct {
+	Step      int    `json:"step"`
+	Op        string `json:"op"` // entry name on the (first) sending rank
+	FromRanks []int  `json:"from_ranks"`
+	ToRanks   []int  `json:"to_ranks"`
+	// Unread lists participants whose side of the call was not read (not
+	// dumped or damaged): the sender may be among them.
+	Unread []int `json:"unread,omitempty"`
+	// Inferred: the senders' side of this call was not kept (a rank keeps
+	// its first 256 non-finite collectives of a step); FromRanks are the
+	// participants that already held the anomaly.
+	Inferred bool `json:"inferred,omitempty"`
+	// Group is the process group of the call, when the dump records it.
+	Group []int `json:"group"`
+}
+
+// Candidate is a call considered as an origin, with what it turned out to be.
+type Candidate struct {
+	Step  int    `json:"step"`
+	Rank  int    `json:"rank"`
+	Op    string `json:"op"`
+	Index int    `json:"index"` // position in dump.json
+	Stage string `json:"stage"`
+	Phase string `json:"phase"`
+	Kind  string `json:"kind"`
+	Role  string `json:"role"` // origin, received, not captured, later birth, ...
+}
+
+// Suppressed is a group of calls that an exclusion changed, and why.
+type Suppressed struct {
+	Op     string `json:"op"`
+	Reason string `json:"reason"`
+	Values string `json:"values"`
+	Steps  []int  `json:"steps"`
+	Ranks  []int  `json:"ranks"`
+	Count  int    `json:"count"`
+	// Example is one entry name the exclusion applied to.
+	Example string `json:"example"`
+	// WouldBeOrigin: without the exclusion the call would have been an
+	// origin candidate.
+	WouldBeOrigin bool `json:"would_be_origin"`
+}
+
+// Warning is something the analysis could not read, or had to guess.
+type Warning struct {
+	File    string `json:"file,omitempty"`
+	Offset  *int64 `json:"offset,omitempty"`
+	Message string `json:"message"`
+}
+
+// Scanned says what was read.
+type Scanned struct {
+	Steps     []int `json:"steps"`
+	Ranks     []int `json:"ranks"`
+	Files     int   `json:"files"`
+	Cleared   int   `json:"cleared"` // files the byte search cleared without parsing them
+	Bytes     int64 `json:"bytes"`
+	Entries   int64 `json:"entries"`         // entries walked in the other files
+	StoppedAt *int  `json:"stopped_at_step"` // the step whose anomaly ended the scan
+	// CheckedNext is the step after it, read only until an anomaly showed
+	// that it lasts; null when that step was not dumped, or with Strict.
+	CheckedNext *int   `json:"checked_next_step"`
+	NotScanned  []int  `json:"not_scanned"` // steps after it, left unread
+	Mode        string `json:"mode,omitempty"`
+}
+
+// Interval brackets an uncaptured origin.
+type Interval struct {
+	After     *OpRef  `json:"after"` // last call with finite outputs; nil: start of the step
+	AfterCode *Frame  `json:"after_code"`
+	Before    OpRef   `json:"before"` // first call that shows the anomaly
+	Code      *Frame  `json:"before_code"`
+	Uncovered []Frame `json:"uncovered"` // user frames entered between the two calls
+}
+
+// TensorStat is one tensor of a call, for the report.
+type TensorStat struct {
+	Slot  string `json:"slot"` // e.g. "input_args.0", "output.1", "parameters.weight"
+	Dtype string `json:"dtype,omitempty"`
+	Shape []int  `json:"shape"`
+	Max   Number `json:"max"`
+	Min   Number `json:"min"`
+	Mean  Number `json:"mean"`
+	Norm  Number `json:"norm"`
+	Holds string `json:"holds"` // "finite", "nan", "+inf", "-inf", "nan,-inf", ...; "unknown" without statistics
+}
+
+// Number is a statistic that may be non-finite: JSON numbers for finite
+// values, the strings "nan", "inf", "-inf" otherwise, null when absent.
+type Number = nonfinite.Number
+
+// Frame is one line of a Python stack as msprobe records it.
+type Frame struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Func   string `json:"function"`
+	Source string `json:"source,omitempty"`
+}
+
+// StepState is what one dumped step showed, for the propagation picture:
+// which ranks were dumped, which could not be read, and where each rank
+// first met the anomaly.
+type StepState struct {
+	Step int `json:"step"`
+	// Status is clean, anomaly (the step the verdict is about), recovered
+	// (an anomaly the next step no longer showed), checked (read only
+	// until the anomaly showed again) or not_scanned.
+	Status string `json:"status"`
+	// Ranks are the ranks with a folder for the step, as ranges ("0-3,8").
+	Ranks     string      `json:"ranks"`
+	Damaged   []int       `json:"damaged"`   // unreadable or cut short
+	Anomalous []RankState `json:"anomalous"` // in rank order; empty for checked steps
+}
+
+// RankState is how one rank first met the anomaly in a step.
+type RankState struct {
+	Rank int `json:"rank"`
+	// Role is source (an origin rank: it was born here, or first seen here
+	// when not captured), received (a recorded collective brought it),
+	// inherited (it came in through a path the dump does not record) or
+	// later (a later birth, not the origin).
+	Role string `json:"role"`
+	// Kind is nan, inf or overflow, as origin.kind; Values the values
+	// themselves with the sign of an infinity ("+inf", "nan,-inf").
+	Kind   string `json:"kind"`
+	Values string `json:"values"`
+	Op     string `json:"op"`
+	Index  int    `json:"index"`
+	Stage  string `json:"stage"`
+	Phase  string `json:"phase"`
+	Via    string `json:"via,omitempty"` // the collective that brought it
+}
+
+// Evidence is what a training log and msprobe's monitor say, next to the
+// dump, and where the three agree or not.
+type Evidence struct {
+	Log            *LogEvidence     `json:"log,omitempty"`
+	Monitor        *MonitorEvidence `json:"monitor,omitempty"`
+	Agreements     []string         `json:"agreements"`
+	Contradictions []string         `json:"contradictions"`
+}
+
+// LogEvidence is the first non-finite value a training log printed.
+type LogEvidence struct {
+	Files int `json:"files"`
+	// FirstNaNIteration is the iteration as the log printed it;
+	// FirstNaNStep the same in dump numbering (msprobe's stepN).
+	FirstNaNIteration *int   `json:"first_nan_iteration"`
+	FirstNaNStep      *int   `json:"first_nan_step"`
+	FirstNaNMetric    string `json:"first_nan_metric"` // "loss" or "grad_norm"
+	Kind              string `json:"kind"`             // nan, inf, -inf
+	// Ranks printed it at that iteration (when the log tells ranks apart).
+	Ranks []int `json:"ranks"`
+	// LoggedRanks are all the ranks the log covers.
+	LoggedRanks []int `json:"logged_ranks"`
+	// StageHint: "forward" when the loss went non-finite first (or with
+	// the grad norm), "backward" when the grad norm did while the loss was
+	// still finite.
+	StageHint string `json:"stage_hint"`
+	// Mapping says how iterations become dump steps ("step = iteration - 1").
+	Mapping string `json:"mapping"`
+	// Skipped are iterations the loss scaler skipped: overflows that were
+	// dropped, not origins.
+	Skipped []SkippedIteration `json:"skipped"`
+	// NonFiniteParams is the first record that lists parameters with
+	// non-finite values, when the log has such a field.
+	NonFiniteParams *ParamsAfterStep `json:"nonfinite_params,omitempty"`
+	Where           string           `json:"where"` // file:line of the first non-finite value
+}
+
+// SkippedIteration is an iteration the loss scaler skipped.
+type SkippedIteration struct {
+	Iteration int    `json:"iteration"`
+	Step      int    `json:"step"`
+	Ranks     []int  `json:"ranks"`
+	Reason    string `json:"reason"`
+}
+
+// ParamsAfterStep names parameters the log found non-finite after a step.
+type ParamsAfterStep struct {
+	Step   int      `json:"step"`
+	Params []string `json:"params"`
+}
+
+// MonitorEvidence is the earliest non-finite value msprobe's monitor
+// recorded.
+type MonitorEvidence struct {
+	Step  *int   `json:"step"`
+	Stage string `json:"stage"` // forward, backward or optimizer
+	// Ranks are where it shows first: the module's rank(s) with clean
+	// inputs, or the ranks whose local gradients held it.
+	Ranks []int `json:"ranks"`
+	// SeenOn are all ranks showing it at that step; Recorded all the
+	// ranks the monitor wrote.
+	SeenOn   []int  `json:"seen_on"`
+	Recorded []int  `json:"recorded_ranks"`
+	Module   string `json:"module"` // module or parameter name, as the monitor wrote it
+	// Tensor is what held it: activation input/output, activation
+	// gradient, weight gradient, optimizer state, parameter.
+	Tensor string `json:"tensor"`
+	// Reduction, for weight gradients: "before" (already in local
+	// gradients: those ranks are sources) or "after" (only after the
+	// data-parallel reduction: an aggregation fault).
+	Reduction string `json:"reduction,omitempty"`
+	// Partners compares tensor-parallel partners of the module.
+	Partners string `json:"partners,omitempty"`
+	Summary  string `json:"summary"` // one line: what, where, when
+	Reason   string `json:"reason"`  // how the monitor reader decided`
+	// Findings is the monitor reader's full account.
+	Findings any `json:"findings,omitempty"`
+}
+
+// Plan is what to collect next, with the msprobe config.json that does it.
+type Plan struct {
+	Why     string         `json:"why"`
+	Collect string         `json:"collect"` // what the next dump will hold
+	Config  msprobe.Config `json:"config"`
+	// Register holds Python lines registering user functions for
+	// collection (register_custom_api), when the dump did not cover the
+	// code that made the value.
+	Register string   `json:"register,omitempty"`
+	Then     []string `json:"then"` // what to run once it is collected
+}
