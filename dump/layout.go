@@ -186,10 +186,11 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 			continue
 		}
 		seen[r] = name
+		// a rank folder without dump.json is kept: its rank was dumped but
+		// cannot be read, and may hold the origin
 		rd := filepath.Join(dir, name)
 		if !fileExists(filepath.Join(rd, "dump.json")) {
 			l.warnf("%s: no dump.json", rd)
-			continue
 		}
 		l.addRank(mode, step, r, rd)
 	}

@@ -284,7 +284,7 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		}
 		o.cur.Tensors = append(o.cur.Tensors, t)
 	case hasGroup || typ == "torch.ProcessGroup":
-	case typ != "" && hasValue && valueCls != 0:
+	case typ != "" && typ != "str" && hasValue && valueCls != 0:
 		o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, valueCls})
 	}
 }

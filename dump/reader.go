@@ -732,8 +732,12 @@ func (r *Reader) finishObject(o *objState, loc slotLoc) {
 		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
 			GroupRanks: append([]int(nil), r.groupRanks...), GroupID: o.groupID, Peer: -1, Tensor: -1})
 	case o.typ != "" && o.hasValue:
+		num := o.num
+		if o.typ == "str" {
+			num = Stat{} // a string argument, even "nan", is not a number
+		}
 		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
-			Num: o.num, Str: o.str, Null: o.null, Peer: -1, Tensor: -1})
+			Num: num, Str: o.str, Null: o.null, Peer: -1, Tensor: -1})
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/nanhunt/nanhunt/nonfinite"
+
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -55,9 +57,62 @@ func (m *modeResult) verdict() *verdict.Verdict {
 	b := &builder{m: m, r: r, v: v}
 	b.origin()
 	b.spread()
+	if m.next != nil {
+		b.beyond(m.next)
+	}
 	b.candidates()
 	b.judge()
 	return v
+}
+
+// beyond looks for what the origin step did not show in the next dumped
+// step, read whole: the first NaN on the main rank after an Inf, and the
+// first hop into a rank that had no first sign at the origin step.
+func (b *builder) beyond(next *stepResult) {
+	v, main := b.v, b.p.main
+	if v.FirstNaN == nil && v.Origin.Kind == "inf" {
+		if l := next.locals[main]; l != nil && l.first != nil {
+			s := next.scans[main]
+			ev := l.firstNaN
+			if (l.first.out|s.destOf(l.first))&nonfinite.NaN != 0 {
+				ev = l.first
+			}
+			if ev != nil {
+				v.FirstNaN = &verdict.OpRef{Step: next.step, Rank: main, Op: ev.name}
+			}
+		}
+	}
+	if v.Carrier != nil {
+		return
+	}
+	var into []*hop
+	for _, h := range next.hops {
+		for _, t := range h.to {
+			if l := b.r.locals[t]; l == nil || l.first == nil {
+				into = append(into, h)
+				break
+			}
+		}
+	}
+	kept := next.hops
+	next.hops = into
+	c, sender := next.carrier()
+	next.hops = kept
+	if c == nil {
+		return
+	}
+	x := verdict.Hop{Step: next.step, Op: c.op, FromRanks: append([]int{}, c.from...), ToRanks: append([]int{}, c.to...), Group: append([]int{}, c.group...), Inferred: c.inferred}
+	sort.Ints(x.ToRanks)
+	if len(c.unseen) > 0 {
+		x.Unread = c.unseen
+	}
+	if s := next.scans[sender]; s != nil {
+		if oc := s.collByKey(c.key); oc != nil {
+			x.Op = oc.name
+		}
+	}
+	v.Carrier = &x
+	v.Spread = append(v.Spread, x)
 }
 
 type builder struct {
@@ -415,11 +470,7 @@ func (b *builder) judge() {
 		}
 	}
 	if len(damaged) > 0 {
-		to := 2
-		if s := r.scans[b.p.main]; s.damage != nil && s.entries <= b.p.root.index+1 {
-			to = 1
-		}
-		lower(to, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
+		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
 	}
 	if len(r.unreadRanks) > 0 && !o.Unread {
 		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", dump.FormatRanges(r.unreadRanks), r.step))

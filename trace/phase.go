@@ -137,7 +137,7 @@ func (t *sideTags) optimizer(name string) bool {
 func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 	t := &sideTags{parents: map[string]string{}, frames: map[string]policy.Frames{}}
 	rd := s.dir
-	if rd.Construct != "" && s.header.Level != "L1" && s.header.Level != "L2" {
+	if rd.Construct != "" {
 		if f, err := os.Open(rd.Construct); err == nil {
 			t.parents, err = dump.ReadParents(f, want)
 			f.Close()

@@ -156,6 +156,11 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		byStep[d.Step] = append(byStep[d.Step], d)
 	}
 	sort.Ints(m.steps)
+	known := map[int]bool{}
+	for _, d := range dirs {
+		known[d.Rank] = true
+	}
+	knownRanks := sortedKeys(known)
 	// read analyses step i. A checking read only tells whether the step
 	// holds an anomaly (it stops at the first one unless whole is set);
 	// it is not counted as scanned when it does.
@@ -177,7 +182,7 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 				}
 			}
 		}
-		res := analyseStep(m.steps[i], mode, scans)
+		res := analyseStep(m.steps[i], mode, scans, knownRanks)
 		if checking && res.anomalous {
 			// only that it holds an anomaly counts; what was read depends
 			// on which rank found one first

@@ -92,7 +92,9 @@ type rankScan struct {
 	local *local                 // the rank's account, once finished
 	order map[string]syncSummary // its first sign's place among the collectives, once finished
 	seen  map[string]int32       // a damaged file: how many instances of each pairing base it holds
-	sides sideWarnings           // what could not be read of stack.json and construct.json
+
+	groups map[string][]int // the process groups of its collectives, by identity
+	sides  sideWarnings     // what could not be read of stack.json and construct.json
 }
 
 // unread reports whether nothing of the rank's dump.json could be read:
@@ -157,7 +159,7 @@ func (sc *scanner) intern(op string) string {
 
 func newRankScan(rd dump.RankDir) *rankScan {
 	return &rankScan{dir: rd, firstBwd: -1, lastBwd: -1, lastColl: -1, supIndex: map[suppressKey]int{},
-		preOps: map[string]bool{}, syncs: map[string][]syncPoint{}}
+		preOps: map[string]bool{}, syncs: map[string][]syncPoint{}, groups: map[string][]int{}}
 }
 
 // scanRank reads one rank's dump.json.
@@ -268,6 +270,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 					ce.group = g
 				} else {
 					sc.groups[ce.groupKey] = ce.group
+				}
+				if _, ok := s.groups[ce.groupKey]; !ok && len(s.groups) < 1024 {
+					s.groups[ce.groupKey] = ce.group
 				}
 			}
 			if ce.ignored != 0 {

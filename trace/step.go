@@ -38,11 +38,12 @@ type stepResult struct {
 	inherited   []int  // candidates that are not sources: received through a path the dump does not record
 	later       []int  // births after another candidate's first sign
 	unreadRanks []int  // ranks whose dump could not be read
-	missing     []int  // ranks 0..max that have no folder for the step
+	missing     []int  // ranks of the job without a folder for the step (not dumped)
 }
 
-// analyseStep puts the ranks of one step together.
-func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
+// analyseStep puts the ranks of one step together. known are the ranks
+// with a folder in some analysed step.
+func analyseStep(step int, mode string, scans map[int]*rankScan, known []int) *stepResult {
 	r := &stepResult{step: step, mode: mode, scans: scans, locals: map[int]*local{}}
 	for rank := range scans {
 		r.ranks = append(r.ranks, rank)
@@ -62,11 +63,21 @@ func analyseStep(step int, mode string, scans map[int]*rankScan) *stepResult {
 			r.unreadRanks = append(r.unreadRanks, rank)
 		}
 	}
-	if n := len(r.ranks); n > 0 {
-		for rk := 0; rk <= r.ranks[n-1]; rk++ {
-			if _, ok := scans[rk]; !ok {
-				r.missing = append(r.missing, rk)
+	// not dumped: known from other steps or from the step's process groups
+	job := map[int]bool{}
+	for _, rk := range known {
+		job[rk] = true
+	}
+	for _, s := range scans {
+		for _, g := range s.groups {
+			for _, rk := range g {
+				job[rk] = true
 			}
+		}
+	}
+	for _, rk := range sortedKeys(job) {
+		if _, ok := scans[rk]; !ok {
+			r.missing = append(r.missing, rk)
 		}
 	}
 	if !r.anomalous {

@@ -1,0 +1,144 @@
+package reference
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// rankDir is one rank folder of one step.
+type rankDir struct {
+	rank int
+	dir  string
+	dump string // the dump.json path
+}
+
+// stepDir is one step folder.
+type stepDir struct {
+	step  int
+	ranks []rankDir
+}
+
+// numbered reads "<prefix><digits>".
+func numbered(name, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || !isDigits(rest) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
+}
+
+func subdirs(dir string) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		if fi, err := os.Stat(filepath.Join(dir, de.Name())); err == nil && fi.IsDir() {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
+// rankDirs finds the rank folders of a step folder: rank<digits>, a folder
+// named "rank" (rank 0), and a lone proc<digits> when there is no rank
+// folder (rank 0).
+func rankDirs(stepPath string) []rankDir {
+	var out []rankDir
+	var procs []string
+	seen := map[int]bool{}
+	for _, name := range subdirs(stepPath) {
+		rank, ok := numbered(name, "rank")
+		if name == "rank" {
+			rank, ok = 0, true
+		}
+		if _, isProc := numbered(name, "proc"); isProc {
+			procs = append(procs, name)
+		}
+		if ok && !seen[rank] {
+			seen[rank] = true
+			d := filepath.Join(stepPath, name)
+			out = append(out, rankDir{rank: rank, dir: d, dump: filepath.Join(d, "dump.json")})
+		}
+	}
+	if len(out) == 0 && len(procs) == 1 {
+		d := filepath.Join(stepPath, procs[0])
+		out = append(out, rankDir{rank: 0, dir: d, dump: filepath.Join(d, "dump.json")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rank < out[j].rank })
+	return out
+}
+
+// rankOfFolder is the rank a lone rank folder stands for.
+func rankOfFolder(name string) int {
+	if r, ok := numbered(name, "rank"); ok {
+		return r
+	}
+	return 0
+}
+
+// discover finds the steps and ranks under path: a dump_path with
+// step<digits> folders, one step folder with rank folders, one rank folder,
+// or a dump.json file.
+func discover(path string) ([]stepDir, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	if !fi.IsDir() {
+		dir := filepath.Dir(path)
+		return []stepDir{{step: stepOfFolder(filepath.Dir(dir)), ranks: []rankDir{{rank: rankOfFolder(filepath.Base(dir)), dir: dir, dump: path}}}}, nil
+	}
+	var steps []stepDir
+	for _, name := range subdirs(path) {
+		if n, ok := numbered(name, "step"); ok {
+			steps = append(steps, stepDir{step: n, ranks: rankDirs(filepath.Join(path, name))})
+		}
+	}
+	if len(steps) > 0 {
+		sort.Slice(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
+		return steps, nil
+	}
+	if ranks := rankDirs(path); len(ranks) > 0 {
+		return []stepDir{{step: stepOfFolder(path), ranks: ranks}}, nil
+	}
+	if _, err := os.Stat(filepath.Join(path, "dump.json")); err == nil {
+		return []stepDir{{step: stepOfFolder(filepath.Dir(path)), ranks: []rankDir{{rank: rankOfFolder(filepath.Base(path)), dir: path, dump: filepath.Join(path, "dump.json")}}}}, nil
+	}
+	return nil, fmt.Errorf("reference: %s: no step, rank folder or dump.json found", path)
+}
+
+// stepOfFolder is the step a folder named step<digits> stands for, else 0.
+func stepOfFolder(dir string) int {
+	if n, ok := numbered(filepath.Base(dir), "step"); ok {
+		return n
+	}
+	return 0
+}
+
+// selectDirs keeps the requested steps and ranks; steps left without a rank
+// folder are dropped.
+func selectDirs(steps []stepDir, opt Options) []stepDir {
+	var out []stepDir
+	for _, s := range steps {
+		if opt.Steps != nil && !opt.Steps[s.step] {
+			continue
+		}
+		var ranks []rankDir
+		for _, r := range s.ranks {
+			if opt.Ranks == nil || opt.Ranks[r.rank] {
+				ranks = append(ranks, r)
+			}
+		}
+		if len(ranks) > 0 {
+			out = append(out, stepDir{step: s.step, ranks: ranks})
+		}
+	}
+	return out
+}
