@@ -101,7 +101,11 @@ func (e sheet) compareLog(v *verdict.Verdict, log *verdict.LogEvidence, dumped [
 			}
 		}
 		if v.Origin != nil && v.Origin.Step == s.Step {
-			e.contradict("The log says iteration %d (step %d) was skipped by the loss scaler, yet the dump's anomaly at that step lasted into the next step.", s.Iteration, s.Step)
+			if p := log.PersistentSkipStep; p != nil && *p <= s.Step {
+				e.agree("The loss scaler skipped iteration %d (step %d) and kept skipping: the value stays non-finite, as the dump's lasting anomaly at that step says.", s.Iteration, s.Step)
+			} else {
+				e.contradict("The log says iteration %d (step %d) was skipped by the loss scaler and training went on, yet the dump's anomaly at that step lasted into the next dumped step.", s.Iteration, s.Step)
+			}
 		}
 	}
 	if log.FirstNaNStep == nil {
@@ -123,10 +127,12 @@ func (e sheet) compareLog(v *verdict.Verdict, log *verdict.LogEvidence, dumped [
 		}
 		return
 	}
-	d := o.Step
+	d, made := o.Step, madeAt(o)
 	switch {
-	case l == d && log.FirstNaNMetric == "loss" && o.Stage != "forward" && log.StageHint == "forward":
+	case l == d && made == d && log.FirstNaNMetric == "loss" && o.Stage != "forward" && log.StageHint == "forward":
 		e.contradict("The log's loss is already non-finite at step %d, but the dump's origin is in that step's %s, which runs after the loss is computed: an earlier cause is missing from the dump.", l, o.Stage)
+	case l == made && made < d:
+		e.agree("The log first prints a non-finite %s at step %d (%s): the update at the end of that step wrote the weights that the dump first shows non-finite at step %d.", metric, l, printed, d)
 	case l == d:
 		e.agree("The log first prints a non-finite %s at step %d (%s), the dump's origin step.", metric, l, printed)
 	case l == d+1 && o.Stage != "forward":
@@ -153,6 +159,8 @@ func (e sheet) compareLog(v *verdict.Verdict, log *verdict.LogEvidence, dumped [
 		switch {
 		case p.Step == d:
 			e.agree("The log lists non-finite parameters after step %d (%s): the update of the origin step wrote them.", p.Step, strings.Join(first(p.Params, 5), ", "))
+		case p.Step == made:
+			e.agree("The log lists non-finite parameters after step %d (%s): the update the dump names wrote them.", p.Step, strings.Join(first(p.Params, 5), ", "))
 		case p.Step < d:
 			e.contradict("The log lists non-finite parameters already after step %d (%s), before the dump's origin at step %d.", p.Step, strings.Join(first(p.Params, 5), ", "), d)
 		}
@@ -178,10 +186,12 @@ func (e sheet) compareMonitor(v *verdict.Verdict, mon *verdict.MonitorEvidence, 
 		}
 		return
 	}
-	d := o.Step
+	d, made := o.Step, madeAt(o)
 	switch {
 	case m == d:
 		e.agree("The monitor first shows it at step %d too (%s).", m, mon.Summary)
+	case m == made && made < d:
+		e.agree("The monitor first shows it at step %d (%s), whose update the dump says wrote the weights it first sees non-finite at step %d.", m, mon.Summary, d)
 	case len(dumped) > 0 && m < dumped[0]:
 		e.contradict("The monitor shows it at step %d, before the first dumped step %d: the dump was taken too late.", m, dumped[0])
 	case m < d:
@@ -189,7 +199,7 @@ func (e sheet) compareMonitor(v *verdict.Verdict, mon *verdict.MonitorEvidence, 
 	default:
 		e.contradict("The monitor first shows it at step %d, after the dump's origin at step %d: its targets do not include the module where it was born.", m, d)
 	}
-	if m != d {
+	if m != d && m != made {
 		return
 	}
 	if mon.Stage != "" {
@@ -211,9 +221,12 @@ func (e sheet) compareMonitor(v *verdict.Verdict, mon *verdict.MonitorEvidence, 
 	}
 	switch mon.Reduction {
 	case "after":
-		if o.Collective {
+		switch {
+		case o.Collective:
 			e.agree("The monitor sees it only after the gradient reduction, and the dump shows the collective made it from clean inputs.")
-		} else if o.Captured {
+		case o.Phase == "gradient reduction":
+			e.agree("The monitor sees it only after the gradient reduction, and the dump's origin is in the reduction itself (%s on %s).", o.Op, ranklist.Name(o.Ranks))
+		case o.Captured:
 			e.contradict("The monitor sees it only after the gradient reduction (an aggregation fault), but the dump shows a compute origin, %s on %s.", o.Op, ranklist.Name(o.Ranks))
 		}
 	case "before":
@@ -229,6 +242,16 @@ func (e sheet) compareMonitor(v *verdict.Verdict, mon *verdict.MonitorEvidence, 
 			}
 		}
 	}
+}
+
+// madeAt is the step whose computation made the value: the step before the
+// origin's when the weights came in non-finite (the previous update wrote
+// them, origin not captured), else the origin's.
+func madeAt(o *verdict.Origin) int {
+	if o.Stage == "optimizer" && !o.Captured && o.Step > 0 {
+		return o.Step - 1
+	}
+	return o.Step
 }
 
 // moduleStem drops the monitor's call index and tensor suffix:

@@ -78,6 +78,29 @@ func TestCombine(t *testing.T) {
 			contradict: []string{"its targets do not include"}},
 		{name: "log and monitor, no dump", log: logAt(7, "loss", "forward"), mon: monAt(6, "backward", "before", 3),
 			agree: []string{"before the log's metrics do"}, planSteps: []int{5, 6}},
+		{name: "previous update: the log at the step before", v: dumpVerdict("optimizer", false, false), log: logAt(4, "grad_norm", "backward"),
+			agree: []string{"the update at the end of that step wrote the weights"}},
+		{name: "previous update: the loss of the step that reads the weights", v: dumpVerdict("optimizer", false, false), log: logAt(5, "loss", "forward"),
+			agree: []string{"the dump's origin step"}},
+		{name: "previous update: the monitor at the step before", v: dumpVerdict("optimizer", false, false), mon: monAt(4, "optimizer", ""),
+			agree: []string{"whose update the dump says wrote the weights", "Both place it in the optimizer"}},
+		{name: "previous update: parameters listed after the step before", v: dumpVerdict("optimizer", false, false),
+			log: func() *verdict.LogEvidence {
+				l := logAt(5, "loss", "forward")
+				l.NonFiniteParams = &verdict.ParamsAfterStep{Step: 4, Params: []string{"embed.weight"}}
+				return l
+			}(), agree: []string{"the update the dump names wrote them"}},
+		{name: "monitor: after reduction only, the origin in the reduction", v: func() *verdict.Verdict {
+			v := dumpVerdict("backward", true, false)
+			v.Origin.Phase, v.Origin.Ranks, v.Origin.Op, v.Origin.Tie = "gradient reduction", []int{0, 1, 2, 3}, "Tensor.__truediv__.2.forward", true
+			return v
+		}(), mon: monAt(5, "backward", "after"), agree: []string{"the dump's origin is in the reduction itself"}},
+		{name: "a skip at the origin step that never ends", v: dumpVerdict("backward", true, false), log: func() *verdict.LogEvidence {
+			l := logAt(5, "grad_norm", "backward")
+			l.Skipped = []verdict.SkippedIteration{{Iteration: 6, Step: 5}, {Iteration: 7, Step: 6}}
+			l.PersistentSkipStep = intp(5)
+			return l
+		}(), agree: []string{"kept skipping"}},
 		{name: "clean dump of the log's step", v: &verdict.Verdict{Schema: verdict.Schema, Steps: []verdict.StepState{{Step: 6, Status: "clean", Ranks: "0-3"}}, Scanned: verdict.Scanned{Ranks: []int{0, 1, 2, 3}}},
 			log: logAt(6, "loss", "forward"), contradict: []string{"the dump of that step is clean"}, planSteps: []int{5, 6}},
 	} {

@@ -68,6 +68,10 @@ func FromLog(l *trainlog.Log) *verdict.LogEvidence {
 			e.Where += " (the loss is missing from the line: Megatron-LM leaves out a loss that is not above 0, NaN included)"
 		}
 	}
+	if p := s.PersistentSkips; p != nil {
+		st := p.Step
+		e.PersistentSkipStep = &st
+	}
 	for _, sk := range s.Skipped {
 		e.Skipped = append(e.Skipped, verdict.SkippedIteration{Iteration: sk.Iteration, Step: sk.Step, Ranks: append([]int{}, sk.Ranks...), Reason: sk.Reason})
 	}

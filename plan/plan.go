@@ -53,10 +53,20 @@ func Make(v *verdict.Verdict, opt Options) *verdict.Plan {
 		return p
 	case o.Captured:
 		return tensorPlan(v, opt)
+	case o.Stage == "optimizer" && o.Step > 0 && dumped(v, o.Step-1):
+		// the step before is in the dump, and its update did not show: it
+		// ran outside the calls msprobe hooks by default
+		p := statisticsPlan(opt, []int{o.Step - 1}, o.Ranks, "mix", v)
+		p.Config.RiskLevel = "ALL"
+		p.Why = fmt.Sprintf("The weights were already non-finite when step %d began, and step %d, whose update wrote them, is in the dump without showing it: the update ran outside the hooked calls (a fused or foreach optimizer).", o.Step, o.Step-1)
+		p.Collect = fmt.Sprintf("every call of step %d, the ones msprobe skips by default included; register the optimizer's step function with register_custom_api to see a fused update", o.Step-1)
+		p.Then = []string{fmt.Sprintf("nanhunt trace %s", opt.DumpPath)}
+		return p
 	case o.Stage == "optimizer" && o.Step > 0:
-		p := statisticsPlan(opt, []int{o.Step - 1, o.Step}, o.Ranks, "mix", v)
+		// step o.Step is in the dump already: only the step before is missing
+		p := statisticsPlan(opt, []int{o.Step - 1}, o.Ranks, "mix", v)
 		p.Why = fmt.Sprintf("The weights were already non-finite when step %d began: the update at the end of step %d wrote them.", o.Step, o.Step-1)
-		p.Collect = fmt.Sprintf("statistics of every module and API call of steps %d and %d, the update included", o.Step-1, o.Step)
+		p.Collect = fmt.Sprintf("statistics of every module and API call of step %d, its update included", o.Step-1)
 		p.Then = []string{fmt.Sprintf("nanhunt trace %s", opt.DumpPath)}
 		return p
 	}
@@ -145,6 +155,16 @@ func cleanRank(v *verdict.Verdict) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// dumped reports whether the verdict read the step (it is in the dump).
+func dumped(v *verdict.Verdict, step int) bool {
+	for _, st := range v.Steps {
+		if st.Step == step && st.Status != "not_scanned" {
+			return true
+		}
+	}
+	return false
 }
 
 // statisticsPlan dumps statistics of the steps on the ranks (every rank

@@ -1,5 +1,7 @@
 package trainlog
 
+import "slices"
+
 // hit is the first record of one rank with some property, in the file's
 // iteration numbering.
 type hit struct {
@@ -32,6 +34,7 @@ type rankAgg struct {
 	offset int // set when the file is done
 
 	loss, grad, params, leftOut *hit
+	gradFromSkips               bool // grad is a run of persistent skips
 
 	finite ivset // iterations whose printed values were all finite
 
@@ -55,6 +58,11 @@ func (a *rankAgg) add(p *pending) {
 	}
 	it := r.Iteration
 	if r.Skipped {
+		if r.Loss.NonFinite() && a.loss.earlier(it) {
+			// the loss itself is not finite: the forward made it, whatever
+			// the scaler did with the gradients
+			a.loss = &hit{iter: it, kind: r.Loss.Kind, lossKind: r.Loss.Kind, line: r.Line}
+		}
 		if a.skips == nil {
 			a.skips = map[int]*skipHit{}
 		}
@@ -88,6 +96,54 @@ func (a *rankAgg) add(p *pending) {
 		(r.Loss.Kind == Finite || r.GradNorm.Kind == Finite) {
 		a.finite.add(it)
 	}
+}
+
+// Persistent skips: a run of skipped iterations this long after the rank
+// printed a finite step, or this long and reaching its last printed
+// iteration, is not an overflow the scaler recovers from but a value that
+// stays non-finite (the scale only keeps falling). A longer run from the
+// start of the log is one too (the initial scale search takes a few).
+const (
+	persistentRun      = 3
+	persistentRunAtEnd = 2
+	persistentFromZero = 8
+)
+
+// persistent returns the first iteration of the rank's first run of
+// persistent skips, as a grad-norm hit of kind +Inf, or nil.
+func (a *rankAgg) persistent() *hit {
+	if len(a.skips) == 0 {
+		return nil
+	}
+	its := make([]int, 0, len(a.skips))
+	for it := range a.skips {
+		its = append(its, it)
+	}
+	slices.Sort(its)
+	last := its[len(its)-1]
+	if m, ok := a.finite.max(); ok && m > last {
+		last = m
+	}
+	for _, h := range []*hit{a.loss, a.grad, a.params} {
+		if h != nil && h.iter > last {
+			last = h.iter
+		}
+	}
+	firstFinite, trained := a.finite.min()
+	for i := 0; i < len(its); {
+		j := i
+		for j+1 < len(its) && its[j+1] == its[j]+1 {
+			j++
+		}
+		start, n := its[i], j-i+1
+		after := trained && firstFinite < start
+		if (after && n >= persistentRun) || (after && n >= persistentRunAtEnd && its[j] == last) || n >= persistentFromZero {
+			s := a.skips[start]
+			return &hit{iter: start, kind: PosInf, lossKind: Absent, line: s.line}
+		}
+		i = j + 1
+	}
+	return nil
 }
 
 // first returns the earlier of the rank's first non-finite loss and grad

@@ -44,8 +44,15 @@
 //
 // An iteration skipped by the fp16 loss scaler (Megatron's "number of
 // skipped iterations: N" with N > 0, DeepSpeed's OVERFLOW lines) is a
-// [Skip], never a first non-finite value: a scaled gradient that overflows
-// is expected and the step is not applied.
+// [Skip], not a first non-finite value: a scaled gradient that overflows
+// is expected and the step is not applied. Two cases are values that stay
+// non-finite instead, which the scaler cannot skip away: a skipped
+// iteration whose printed loss is not finite (the forward made it), and a
+// run of skips that does not end — three or more in a row after the rank
+// printed a finite step, two or more ending at its last printed iteration,
+// or eight or more from the start of the log (a few skips at the start are
+// the scaler searching its initial scale). The first iteration of such a
+// run is [Summary.PersistentSkips] and counts as a non-finite grad norm.
 //
 // A DeepSpeed OVERFLOW line does not say which step it belongs to. It is
 // taken as the step after the last step counter seen for its rank (from its

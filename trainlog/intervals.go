@@ -98,3 +98,11 @@ func (s *ivset) union(o *ivset) {
 	}
 	s.iv = all
 }
+
+// min returns the smallest member.
+func (s *ivset) min() (int, bool) {
+	if len(s.iv) == 0 {
+		return 0, false
+	}
+	return s.iv[0][0], true
+}

@@ -32,6 +32,11 @@ type Summary struct {
 	// iterations aside.
 	FirstNonFiniteLoss     *Event `json:"first_nonfinite_loss"`
 	FirstNonFiniteGradNorm *Event `json:"first_nonfinite_grad_norm"`
+	// PersistentSkips is the first iteration of the first run of skipped
+	// iterations that does not end (see persistent in agg.go): a value that
+	// stays non-finite, which the scaler cannot skip away. It counts as a
+	// non-finite grad norm (Kind "inf") in FirstNonFiniteGradNorm.
+	PersistentSkips *Event `json:"persistent_skips,omitempty"`
 	// FirstLossLeftOut is the first Megatron-LM line without its loss (see
 	// Record.LossLeftOut); Kind is "absent".
 	FirstLossLeftOut *Event `json:"first_loss_left_out,omitempty"`
@@ -184,6 +189,21 @@ func summarize(aggs []*rankAgg, m Mapping) Summary {
 		s.FirstNonFiniteLoss = c.event()
 		s.FirstNonFiniteLoss.Ranks = ranks
 		lossAt = at
+	}
+	for _, a := range aggs {
+		if p := a.persistent(); p != nil && a.grad.earlier(p.iter) {
+			a.grad = p
+			a.gradFromSkips = true
+		}
+	}
+	if c, ranks, _, ok := firstOf(aggs, func(a *rankAgg) (*hit, string) {
+		if a.gradFromSkips {
+			return a.grad, metricGradNorm
+		}
+		return nil, ""
+	}); ok {
+		s.PersistentSkips = c.event()
+		s.PersistentSkips.Ranks = ranks
 	}
 	if c, ranks, at, ok := firstOf(aggs, func(a *rankAgg) (*hit, string) { return a.grad, metricGradNorm }); ok {
 		s.FirstNonFiniteGradNorm = c.event()

@@ -261,6 +261,9 @@ type LogEvidence struct {
 	// Skipped are iterations the loss scaler skipped: overflows that were
 	// dropped, not origins.
 	Skipped []SkippedIteration `json:"skipped"`
+	// PersistentSkipStep is the first step of a run of skips that does not
+	// end (the value stays non-finite); nil when every skip recovered.
+	PersistentSkipStep *int `json:"persistent_skip_step,omitempty"`
 	// NonFiniteParams is the first record that lists parameters with
 	// non-finite values, when the log has such a field.
 	NonFiniteParams *ParamsAfterStep `json:"nonfinite_params,omitempty"`
