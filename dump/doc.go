@@ -9,4 +9,7 @@
 //
 // The format facts this package relies on (and the msprobe versions that
 // introduced them) are summarised in the README's "Input formats" section.
+//
+// It imports internal/jsonlex and nonfinite only; the rule set (package
+// policy) imports it, never the other way round.
 package dump

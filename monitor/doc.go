@@ -27,4 +27,7 @@
 // nan placeholders for non-tensor values, empty tensors, and an infinite
 // norm alone, which is kept but marked weak). Findings is plain data with
 // JSON tags, meant to be embedded in a verdict.
+//
+// It imports nonfinite (the spellings of non-finite values) and the standard
+// library.
 package monitor

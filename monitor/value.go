@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"strconv"
+
+	"github.com/nanhunt/nanhunt/nonfinite"
 )
 
 // valClass is what a statistic cell holds.
@@ -55,23 +57,16 @@ func classifyFast(b []byte) (cell, bool) {
 		neg = b[0] == '-'
 		i = 1
 	}
-	if i < len(b) {
-		switch b[i] | 0x20 {
-		case 'n':
-			if i == 0 && len(b) == 3 && b[1]|0x20 == 'a' && b[2]|0x20 == 'n' {
-				return cell{class: vNaN}, true
-			}
-			return cell{class: vInvalid}, true
-		case 'i':
-			rest := b[i:]
-			if equalFold(rest, "inf") || equalFold(rest, "infinity") {
-				if neg {
-					return cell{class: vNegInf}, true
-				}
-				return cell{class: vPosInf}, true
-			}
-			return cell{class: vInvalid}, true
+	if i < len(b) && (b[i]|0x20 == 'n' || b[i]|0x20 == 'i') {
+		switch c, _ := nonfinite.Parse(b); c {
+		case nonfinite.NaN:
+			return cell{class: vNaN}, true
+		case nonfinite.PosInf:
+			return cell{class: vPosInf}, true
+		case nonfinite.NegInf:
+			return cell{class: vNegInf}, true
 		}
+		return cell{class: vInvalid}, true
 	}
 	if len(b) > 32 {
 		return cell{}, false

@@ -2,4 +2,6 @@
 // and the Python lines that register functions for collection
 // (register_custom_api). Validate checks a config.json against msprobe's
 // key set, so that a generated file is accepted by the tool as written.
+//
+// It imports only the standard library.
 package msprobe

@@ -37,4 +37,7 @@
 // or a sanitised comment.
 //
 // Nothing is ever written inside the dump.
+//
+// It imports dump, internal/jsonlex, trace (to find the root op when none is
+// named) and verdict.
 package repro

@@ -1,21 +1,27 @@
 // Package trace finds where a NaN or Inf was born in a multi-rank training
-// run dumped by msprobe, and how it reached the other ranks.
+// run dumped by msprobe, and how it reached the other ranks: the rules of
+// the README's "How it decides", on the fast path.
 //
 // Run reads the steps in order, every rank of a step in parallel, and stops
-// at the first step that holds an anomaly. On each rank it walks the entries
-// in execution order and looks for the first call whose output holds a kind
-// of non-finite value (NaN, or ±Inf) that none of its inputs holds. Across
-// ranks it pairs the collectives (by process group, api and occurrence, or
-// by peer for point-to-point calls) to tell the rank(s) where the value was
-// born from the ranks that only received it, and which collective carried
-// it. The result is a Verdict: plain data, stable as JSON
-// (schema "nanhunt/verdict/v1").
+// at the first step whose anomaly lasts into the next dumped step. Each
+// rank's dump.json is first searched byte by byte (dump.Prefilter, with the
+// rule set's parameters); a file the rule set clears is not parsed, the
+// others are walked, parsing only collectives and the calls the search
+// flagged, with bounded memory. On each rank the calls that hold a severe
+// value (policy.Severe) give its first sign, root and first NaN; the calls
+// the verdict names are placed in the step's phases (forward, backward,
+// gradient reduction, optimizer) from their positions and, where those do
+// not tell, construct.json and stack.json. Across ranks, collectives are
+// paired by process group, api and occurrence (or by peer for
+// point-to-point calls) and are the only clock: they order the ranks' first
+// signs, tell sources from receivers, name the collective that carried the
+// value, and find collectives that made it themselves.
 //
-// What is deliberately not an origin, each listed in the verdict with its
-// reason: uninitialised memory from creation ops (empty, empty_like, ...),
-// -inf written on purpose to build attention masks (and the -inf that flows
-// on from them), receive buffers of collectives, which hold whatever was
-// there before the call, and anything a user rule (Options.Rules) excludes.
-// Casts are never excluded: a .half() that turns 1e5 into Inf is a real
-// origin.
+// The result is a verdict.Verdict without a plan (package plan makes it)
+// or evidence (package evidence adds it). A slow reference analyser
+// (internal/reference) and its differential tests hold this package to the
+// README's rules.
+//
+// trace imports dump (the reader), policy (the rule set), verdict (the
+// answer's types) and nonfinite.
 package trace

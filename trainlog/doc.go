@@ -86,4 +86,6 @@
 // Damaged input (truncated files, garbage, giant lines, numbers too large
 // to hold) never stops a read: it becomes a [Warning] naming the file and
 // line. Nothing is ever written.
+//
+// It imports internal/jsonlex and nonfinite.
 package trainlog

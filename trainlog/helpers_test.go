@@ -3,12 +3,13 @@ package trainlog
 import (
 	"encoding/json"
 	"flag"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

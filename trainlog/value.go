@@ -3,6 +3,8 @@ package trainlog
 import (
 	"math"
 	"strconv"
+
+	"github.com/nanhunt/nanhunt/nonfinite"
 )
 
 // Kind says what a [Value] holds.
@@ -81,21 +83,12 @@ func floatValue(f float64) Value {
 // exponent. A number too large for a float64 is ±Inf. Anything else,
 // including an empty token, is Absent.
 func parseValue(b []byte) Value {
-	i := 0
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
+	if c, ok := nonfinite.Parse(b); ok {
+		return floatValue(c.Float())
 	}
-	rest := b[i:]
-	switch {
-	case equalFold(rest, "nan"):
-		return Value{NaN, math.NaN()}
-	case equalFold(rest, "inf"), equalFold(rest, "infinity"):
-		if neg {
-			return Value{NegInf, math.Inf(-1)}
-		}
-		return Value{PosInf, math.Inf(1)}
+	rest := b
+	if len(rest) > 0 && (rest[0] == '+' || rest[0] == '-') {
+		rest = rest[1:]
 	}
 	if !isDecimal(rest) {
 		return Value{}
@@ -143,23 +136,6 @@ func isDecimal(b []byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// equalFold reports whether b equals the lower-case ASCII word s, ignoring
-// case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // maxCount bounds the iterations, steps and counters read from a log, so
 // that adding an offset can never overflow.

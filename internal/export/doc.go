@@ -14,4 +14,6 @@
 // each file's row groups are flushed to disk as they fill. A damaged
 // dump.json yields the rows before the damage and a warning with the byte
 // offset; the other files are written as usual.
+//
+// It imports dump and policy (which statistics decide what a tensor holds).
 package export

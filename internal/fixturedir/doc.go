@@ -2,4 +2,6 @@
 // folder shared/fixtures next to the repository (../shared/fixtures from
 // the module root), where CI has it too. A test that needs them and finds
 // them absent says where it looked and skips.
+//
+// It imports only the standard library.
 package fixturedir

@@ -16,4 +16,7 @@
 // step is streamed (entries before the root op are skipped unparsed, reading
 // stops at the first collective after it) to show each call's statistics; a
 // missing or damaged file is a warning on the page, never an error.
+//
+// It imports verdict, internal/report (the words of the text report), dump and
+// policy (to read the origin rank's calls again) and trace (their tensor rows).
 package htmlreport

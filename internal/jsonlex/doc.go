@@ -21,4 +21,6 @@
 //
 // The Bytes of a token point into the lexer's buffers and are valid only
 // until the next call on the lexer; in the steady state no call allocates.
+//
+// It imports only the standard library.
 package jsonlex

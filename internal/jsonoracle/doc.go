@@ -2,4 +2,6 @@
 // through an independent, strict decoder (jsontext from
 // github.com/go-json-experiment/json), into a plain ordered tree. Tests use
 // it as the reference their own streaming readers are compared against.
+//
+// It imports only the standard library and go-json-experiment/json.
 package jsonoracle

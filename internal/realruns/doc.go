@@ -9,4 +9,6 @@
 // truth; Scenarios lists the archives present; Cleanup, for TestMain, removes
 // the extractions. The data is part of the repository, so a missing or
 // damaged archive fails the test instead of skipping it.
+//
+// It imports only the standard library.
 package realruns

@@ -1,0 +1,102 @@
+package layering
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/nanhunt/nanhunt/"
+
+// allowed lists, for each package, the nanhunt packages its non-test files
+// may import.
+var allowed = map[string][]string{
+	"nonfinite":           {},
+	"msprobe":             {},
+	"internal/jsonlex":    {},
+	"internal/jsonoracle": {},
+	"internal/fixturedir": {},
+	"internal/realruns":   {},
+	"internal/layering":   {},
+	"dump":                {"internal/jsonlex", "nonfinite"},
+	"policy":              {"dump", "nonfinite"},
+	"verdict":             {"msprobe", "nonfinite"},
+	"internal/ranklist":   {"dump"},
+	"trace":               {"dump", "nonfinite", "policy", "verdict"},
+	"plan":                {"dump", "internal/ranklist", "msprobe", "verdict"},
+	"trainlog":            {"internal/jsonlex", "nonfinite"},
+	"monitor":             {"nonfinite"},
+	"evidence":            {"dump", "internal/ranklist", "monitor", "plan", "trainlog", "verdict"},
+	"internal/report":     {"dump", "verdict"},
+	"internal/htmlreport": {"dump", "internal/report", "policy", "trace", "verdict"},
+	"internal/export":     {"dump", "policy"},
+	"repro":               {"dump", "internal/jsonlex", "trace", "verdict"},
+	"synth":               {},
+	"internal/reference":  {"internal/jsonoracle", "verdict"},
+	"cmd/nanhunt": {"dump", "evidence", "internal/export", "internal/htmlreport", "internal/report", "monitor",
+		"plan", "policy", "repro", "synth", "trace", "trainlog", "verdict"},
+}
+
+func TestImports(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s", root)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		seen[pkg] = true
+		want, ok := allowed[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the layering table", pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(want, dep) {
+				rf, _ := filepath.Rel(root, path)
+				t.Errorf("%s imports %s; %s may import only %v", rf, dep, pkg, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for pkg := range allowed {
+		if !seen[pkg] {
+			gone = append(gone, pkg)
+		}
+	}
+	sort.Strings(gone)
+	if len(gone) > 0 {
+		t.Errorf("the layering table lists packages that do not exist: %v", gone)
+	}
+}
