@@ -136,7 +136,6 @@ func isDecimal(b []byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-
 // maxCount bounds the iterations, steps and counters read from a log, so
 // that adding an offset can never overflow.
 const maxCount = 1_000_000_000_000_000
