@@ -2,14 +2,16 @@ package repro
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 )
@@ -23,6 +25,7 @@ const python = "/usr/bin/python3"
 var torchCheck struct {
 	once    sync.Once
 	version string
+	cuda    bool
 	err     error
 }
 
@@ -30,11 +33,14 @@ var torchCheck struct {
 func needTorch(t *testing.T) {
 	t.Helper()
 	torchCheck.once.Do(func() {
-		out, err := exec.Command(python, "-c", "import torch; print(torch.__version__)").CombinedOutput()
-		torchCheck.version = string(bytes.TrimSpace(out))
+		out, err := exec.Command(python, "-c", "import torch; print(torch.__version__, torch.cuda.is_available())").CombinedOutput()
+		text := string(bytes.TrimSpace(out))
 		if err != nil {
-			torchCheck.err = errors.New(err.Error() + ": " + torchCheck.version)
+			torchCheck.err = errors.New(err.Error() + ": " + text)
+			return
 		}
+		v, cuda, _ := strings.Cut(text, " ")
+		torchCheck.version, torchCheck.cuda = v, cuda == "True"
 	})
 	if torchCheck.err != nil {
 		t.Skipf("%s with torch is needed to run repro.py (Debian: apt-get install python3-torch): %v", python, torchCheck.err)
@@ -44,23 +50,41 @@ func needTorch(t *testing.T) {
 // fixtures returns ../shared/fixtures, or skips when it is absent.
 func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
-// runScript runs a case's repro.py and returns its exit status and output.
-func runScript(t *testing.T, dir string, args ...string) (int, string) {
-	t.Helper()
-	start := time.Now()
-	cmd := exec.Command(python, append([]string{filepath.Join(dir, ReproPy)}, args...)...)
-	cmd.Dir = t.TempDir() // repro.py must find its tensors from anywhere
-	out, err := cmd.CombinedOutput()
-	code := 0
+// pyRequest is one repro.py to run, and pyResult what it did.
+type pyRequest struct {
+	Script string   `json:"script"`
+	Args   []string `json:"args"`
+	Cwd    string   `json:"cwd"`
+}
+
+type pyResult struct {
+	Code   int    `json:"code"`
+	Output string `json:"output"`
+}
+
+// runBatch runs several repro.py in one Python process
+// (testdata/run_batch.py): starting Python with torch is most of a run.
+func runBatch(reqs []*pyRequest) ([]pyResult, error) {
+	in, err := json.Marshal(reqs)
 	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("run %s: %v", ReproPy, err)
-		}
-		code = ee.ExitCode()
+		return nil, err
 	}
-	t.Logf("python %s: exit %d in %.1fs", filepath.Join(filepath.Base(dir), ReproPy), code, time.Since(start).Seconds())
-	return code, string(out)
+	cmd := exec.Command(python, filepath.Join("testdata", "run_batch.py"))
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("run_batch.py: %w\n%s", err, stderr.Bytes())
+	}
+	var res []pyResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("run_batch.py: %w", err)
+	}
+	if len(res) != len(reqs) {
+		return nil, fmt.Errorf("run_batch.py: %d results for %d scripts", len(res), len(reqs))
+	}
+	return res, nil
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.

@@ -2,6 +2,7 @@ package repro
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,20 +20,38 @@ type scriptRun struct {
 	args   []string // repro.py's arguments
 }
 
-func (r scriptRun) check(t *testing.T) {
+// runCases writes every case, runs all their repro.py in one Python
+// process (importing torch is most of a run), and checks each result in a
+// subtest of its own.
+func runCases(t *testing.T, runs []scriptRun) {
 	t.Helper()
-	t.Parallel() // each run is a Python start-up with torch: a second or two
-	if r.opt.Out == "" {
-		r.opt.Out = filepath.Join(t.TempDir(), "case")
+	cases := make([]*Case, len(runs))
+	reqs := make([]*pyRequest, len(runs))
+	for i, r := range runs {
+		if r.opt.Out == "" {
+			r.opt.Out = filepath.Join(t.TempDir(), "case")
+		}
+		c, err := Write(r.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		cases[i] = c
+		reqs[i] = &pyRequest{Script: filepath.Join(c.Dir, ReproPy), Args: append([]string{}, r.args...), Cwd: t.TempDir()}
 	}
-	c, err := Write(r.opt)
+	results, err := runBatch(reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, r := range runs {
+		t.Run(r.name, func(t *testing.T) { r.check(t, cases[i], results[i].Code, results[i].Output) })
+	}
+}
+
+func (r scriptRun) check(t *testing.T, c *Case, code int, out string) {
+	t.Helper()
 	if c.Entry != r.entry {
 		t.Errorf("case of %s, want %s", c.Entry, r.entry)
 	}
-	code, out := runScript(t, c.Dir, r.args...)
 	if code != r.code {
 		t.Errorf("repro.py exits %d, want %d; output:\n%s", code, r.code, out)
 	}
@@ -68,7 +87,7 @@ func TestReproRealFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	fwdOp := truth.Origin.Op
-	for _, r := range []scriptRun{
+	runCases(t, []scriptRun{
 		{name: "sqrt backward rank 2", opt: Options{Path: bwd, Op: "Torch.sqrt.0.backward", Step: 5, Rank: 2}, entry: "Torch.sqrt.0.backward", code: 1,
 			output: []string{"REPRODUCED: output.0 holds +inf, as recorded.", "same statistics"}},
 		{name: "sqrt backward rank 0", opt: Options{Path: bwd, Op: "Torch.sqrt.0.backward", Step: 5, Rank: 0}, entry: "Torch.sqrt.0.backward", code: 0,
@@ -82,9 +101,7 @@ func TestReproRealFixtures(t *testing.T) {
 		{name: "default op on rank 0", opt: Options{Path: fwd, Step: Auto, Rank: 0}, entry: fwdOp, code: 0},
 		{name: "mul backward passes the NaN on", opt: Options{Path: bwd, Op: "Tensor.__mul__.0.backward", Step: 5, Rank: 2}, entry: "Tensor.__mul__.0.backward", code: 1,
 			output: []string{"REPRODUCED: output.1 holds nan", "the inputs already held NaN/Inf"}},
-	} {
-		t.Run(r.name, r.check)
-	}
+	})
 }
 
 // TestReproEndToEnd writes a tensor dump with PyTorch (testdata/
@@ -96,7 +113,7 @@ func TestReproEndToEnd(t *testing.T) {
 	if out, err := exec.Command(python, filepath.Join("testdata", "make_tensor_dump.py"), root).CombinedOutput(); err != nil {
 		t.Fatalf("make_tensor_dump.py: %v\n%s", err, out)
 	}
-	for _, r := range []scriptRun{
+	runs := []scriptRun{
 		{name: "log of a negative value", opt: Options{Path: root, Op: "Torch.log.0.forward", Step: 0, Rank: 0}, entry: "Torch.log.0.forward", code: 1,
 			output: []string{"REPRODUCED: output.0 holds nan, as recorded.", "same statistics"}},
 		{name: "sqrt gradient at 0", opt: Options{Path: root, Op: "Torch.sqrt.0.backward", Step: 0, Rank: 0}, entry: "Torch.sqrt.0.backward", code: 1,
@@ -108,16 +125,12 @@ func TestReproEndToEnd(t *testing.T) {
 		{name: "division by zero", opt: Options{Path: root, Op: "Tensor.__truediv__.0.forward", Step: 0, Rank: 0}, entry: "Tensor.__truediv__.0.forward", code: 1,
 			output: []string{"REPRODUCED: output.0 holds +inf"}},
 		{name: "default op", opt: Options{Path: root, Step: Auto, Rank: Auto}, entry: "Torch.log.0.forward", code: 1},
-	} {
-		t.Run(r.name, r.check)
 	}
-	t.Run("no CUDA", func(t *testing.T) {
-		if out, _ := exec.Command(python, "-c", "import torch; print(torch.cuda.is_available())").Output(); strings.TrimSpace(string(out)) != "False" {
-			t.Skip("CUDA is available here")
-		}
-		scriptRun{opt: Options{Path: root, Op: "Torch.log.1.forward", Step: 0, Rank: 0, Device: "cuda"}, entry: "Torch.log.1.forward", code: 2,
-			output: []string{"CANNOT RUN: device cuda: CUDA is not available here"}}.check(t)
-	})
+	if !torchCheck.cuda {
+		runs = append(runs, scriptRun{name: "no CUDA", opt: Options{Path: root, Op: "Torch.log.1.forward", Step: 0, Rank: 0, Device: "cuda"}, entry: "Torch.log.1.forward", code: 2,
+			output: []string{"CANNOT RUN: device cuda: CUDA is not available here"}})
+	}
+	runCases(t, runs)
 }
 
 // TestReproCannotRun: calls repro.py cannot run alone exit 2 and say why.
@@ -131,10 +144,37 @@ func TestReproCannotRun(t *testing.T) {
 		{name: "custom", opt: Options{Path: goldenDump, Op: "module_a.compute.0", Step: 3, Rank: 1}, entry: "module_a.compute.0.forward", code: 2,
 			output: []string{"CANNOT RUN: edit repro.py first: import the function registered as module_a.compute"}},
 	}
-	for _, r := range runs {
-		if strings.HasPrefix(r.name, "NPU") && exec.Command(python, "-c", "import torch_npu").Run() == nil {
-			continue // torch_npu is installed: the case would run (on placeholder files)
-		}
-		t.Run(r.name, r.check)
+	if exec.Command(python, "-c", "import torch_npu").Run() == nil {
+		runs = runs[:1:1] // torch_npu is installed: the NPU case would run (on placeholder files)
+		runs = append(runs, scriptRun{name: "custom", opt: Options{Path: goldenDump, Op: "module_a.compute.0", Step: 3, Rank: 1}, entry: "module_a.compute.0.forward", code: 2,
+			output: []string{"CANNOT RUN: edit repro.py first: import the function registered as module_a.compute"}})
+	}
+	runCases(t, runs)
+}
+
+// TestReproWithoutTorch: a Python that cannot import torch makes repro.py
+// say so and exit 2 ("cannot run"), not 1 ("the NaN came back"). It runs
+// in a process of its own, as a user runs it.
+func TestReproWithoutTorch(t *testing.T) {
+	fake := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fake, "torch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "torch", "__init__.py"), []byte("raise ImportError('no torch in this interpreter')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Write(Options{Path: goldenDump, Op: "Functional.pad.0.forward", Step: 3, Rank: 1, Out: filepath.Join(t.TempDir(), "case")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, filepath.Join(c.Dir, ReproPy))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+fake)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("repro.py without torch: %v, want exit 2; output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "CANNOT RUN: this Python ("+python+") cannot import torch") {
+		t.Errorf("repro.py does not name the interpreter it tried:\n%s", out)
 	}
 }
