@@ -100,6 +100,10 @@ func (n Name) Op() string {
 	if n.Prefix == "" {
 		return n.API
 	}
+	if k := len(n.Prefix) + 1 + len(n.API); k <= len(n.Full) && n.Full[:len(n.Prefix)] == n.Prefix &&
+		n.Full[len(n.Prefix)] == '.' && n.Full[len(n.Prefix)+1:k] == n.API {
+		return n.Full[:k] // a prefix of the name: no allocation
+	}
 	return n.Prefix + "." + n.API
 }
 
