@@ -16,7 +16,9 @@ type Hits struct {
 	// Saturated: more hits than were kept; everything from the last offset
 	// on is suspect.
 	Saturated bool
-	// Whole: the bytes start with '{' and end the way json.dump(indent=N)
+	// Whole: the bytes start with '{', hold no NUL byte (never valid JSON
+	// text; the search stops at the first window holding one, or at a
+	// first byte other than '{'), and end the way json.dump(indent=N)
 	// ends a document, with a line holding only the closing '}' after the
 	// closing bracket of "data". A dump.json cut by a crash during msprobe's
 	// write is not whole, and must be parsed to say where it ends; so is a
@@ -177,6 +179,17 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 		final := err == io.EOF || err == io.ErrUnexpectedEOF
 		if n > 0 {
 			b := p.buf[:p.carry+n]
+			if p.first == 0 {
+				if t := bytes.TrimLeft(b[p.carry:], " \t\r\n"); len(t) > 0 {
+					p.first = t[0]
+				}
+			}
+			if i := bytes.IndexByte(b[p.carry:], 0); i >= 0 || (p.first != 0 && p.first != '{') {
+				// not a JSON document (a NUL byte is never valid JSON text):
+				// nothing more to search; the reader says where it breaks
+				p.hits.Whole = false
+				return &p.hits, nil
+			}
 			if p.base == 0 {
 				p.detectIndent(b)
 			}
@@ -186,11 +199,6 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 			p.base += int64(n)
 			if p.hits.Saturated {
 				return &p.hits, nil
-			}
-			if p.first == 0 {
-				if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
-					p.first = t[0]
-				}
 			}
 			keep := min(carryLen, len(b))
 			copy(p.buf, b[len(b)-keep:])

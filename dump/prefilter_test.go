@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,3 +231,52 @@ var testSearch = SearchRules{IgnoredStats: []string{"Mean", "Norm"}}
 
 // holds is what Max and Min say of a tensor, as the rule set reads them.
 func holds(t *Tensor) Class { return t.Max.Class | t.Min.Class }
+
+// A file that cannot be a JSON document (a first byte other than '{', a
+// NUL byte) is not searched to its end: a 50 GB sparse file of zeros is
+// given up after one window.
+func TestPrefilterGivesUpOnGarbage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"zeros", io.LimitReader(zeroReader{}, 50<<30)},
+		{"a NUL after a good start", io.MultiReader(strings.NewReader("{\n \"data\": {\n"), io.LimitReader(zeroReader{}, 50<<30))},
+		{"text", io.LimitReader(repeatReader('x'), 50<<30)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &countingReader{r: tc.r}
+			h, err := NewPrefilter(1<<20, 0, testSearch).Scan(cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Whole || cr.n > 4<<20 {
+				t.Errorf("whole %v after reading %d bytes", h.Whole, cr.n)
+			}
+		})
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+type repeatReader byte
+
+func (c repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c)
+	}
+	return len(p), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

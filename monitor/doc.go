@@ -28,6 +28,7 @@
 // norm alone, which is kept but marked weak). Findings is plain data with
 // JSON tags, meant to be embedded in a verdict.
 //
-// It imports nonfinite (the spellings of non-finite values) and the standard
+// It imports nonfinite (the spellings of non-finite values), internal/safeio
+// (it opens only regular files) and the standard
 // library.
 package monitor

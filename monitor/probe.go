@@ -1,9 +1,10 @@
 package monitor
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // probe asks, after the first pass, how every rank recorded one tensor at
@@ -114,7 +115,7 @@ func runProbes(r *Run, probes []*probe, jobs int) {
 					if !want {
 						continue
 					}
-					fh, err := os.Open(filepath.Join(r.Root, filepath.FromSlash(file.Path)))
+					fh, err := safeio.Open(filepath.Join(r.Root, filepath.FromSlash(file.Path)))
 					if err != nil {
 						continue
 					}

@@ -3,11 +3,12 @@ package monitor
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // Options tune Read.
@@ -135,7 +136,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func readFile(root string, file File, rs *rankState, maxWarn int) {
 	fs := newFileSink(rs, file.Path, maxWarn)
 	defer fs.close()
-	fh, err := os.Open(filepath.Join(root, filepath.FromSlash(file.Path)))
+	fh, err := safeio.Open(filepath.Join(root, filepath.FromSlash(file.Path)))
 	if err != nil {
 		fs.warn(0, fmt.Sprintf("cannot open: %v", err))
 		return

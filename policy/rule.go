@@ -3,11 +3,11 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/nonfinite"
@@ -44,20 +44,9 @@ const maxRulesBytes = 4 << 20
 
 // LoadRules reads a rules file: a JSON list of rules, or {"rules": [...]}.
 func LoadRules(file string) ([]Rule, error) {
-	f, err := os.Open(file)
+	data, err := safeio.ReadFile(file, maxRulesBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err == nil && !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("read rules: %s is not a regular file", file)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRulesBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read rules: %w", err)
-	}
-	if len(data) > maxRulesBytes {
-		return nil, fmt.Errorf("read rules: %s is larger than %d MiB", file, maxRulesBytes>>20)
 	}
 	rules, err := ParseRules(data)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
+
 	"github.com/nanhunt/nanhunt/dump"
 )
 
@@ -206,7 +208,7 @@ func (b *builder) locate() error {
 
 // copyFile copies a tensor file into the case folder.
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := safeio.Open(src)
 	if err != nil {
 		return err
 	}

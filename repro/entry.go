@@ -3,8 +3,9 @@ package repro
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
@@ -63,7 +64,7 @@ const maxSimilar = 8
 // entries are skipped unparsed, and reading stops once the wanted entries
 // are found: damage after them goes unseen, damage before them is an error.
 func readEntries(path string, want []string, api string) (*dumpFile, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
 	}

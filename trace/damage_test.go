@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -206,5 +208,43 @@ func TestEarlyExitReadsNothingLater(t *testing.T) {
 	}
 	if read <= steps45 || read > 3*steps45 {
 		t.Errorf("read %d bytes; steps 4-5 hold %d", read, steps45)
+	}
+}
+
+// A dump.json that is a FIFO without a writer, or a link to /dev/zero, is
+// refused at once: the rank is unread, and the analysis does not hang.
+func TestFilesThatAreNotRegular(t *testing.T) {
+	root := writeSteps(t, map[int]map[int][]string{0: same(3, "Torch.mul.0.forward in=1 out=1")})
+	if err := os.Remove(filepath.Join(root, "step0", "rank1", "dump.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "step0", "rank1", "dump.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "step0", "rank2", "dump.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(root, "step0", "rank2", "dump.json")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *verdict.Verdict, 1)
+	go func() { done <- trace1(t, root) }()
+	select {
+	case v := <-done:
+		var msgs []string
+		for _, w := range v.Warnings {
+			msgs = append(msgs, w.Message)
+		}
+		all := strings.Join(msgs, "\n")
+		for _, want := range []string{"a named pipe (FIFO), not a regular file", "a character device, not a regular file"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("no warning %q in:\n%s", want, all)
+			}
+		}
+		if v.Anomaly {
+			t.Errorf("anomaly in a clean run: %+v", v.Origin)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the analysis hangs on a FIFO or /dev/zero")
 	}
 }

@@ -2,8 +2,9 @@ package trace
 
 import (
 	"fmt"
-	"os"
 	"slices"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -13,7 +14,7 @@ import (
 
 // readEntry reads one entry again, with every detail, from its byte range.
 func readEntry(file string, offset, end int64) (*dump.Entry, error) {
-	f, err := os.Open(file)
+	f, err := safeio.Open(file)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	}
 	if rd.Stack == "" {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Dir, Message: "no stack.json: the code line is unknown"})
-	} else if f, err := os.Open(rd.Stack); err != nil {
+	} else if f, err := safeio.Open(rd.Stack); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: err.Error()})
 	} else {
 		rf.stacks, err = dump.ReadStacks(f, want)
@@ -97,7 +98,7 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	}
 	if rd.Construct == "" {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Dir, Message: "no construct.json: the module chain is unknown"})
-	} else if f, err := os.Open(rd.Construct); err != nil {
+	} else if f, err := safeio.Open(rd.Construct); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: err.Error()})
 	} else {
 		rf.construct, err = dump.ReadConstruct(f)

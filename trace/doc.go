@@ -23,5 +23,6 @@
 // README's rules.
 //
 // trace imports dump (the reader), policy (the rule set), verdict (the
-// answer's types) and nonfinite.
+// answer's types), nonfinite and internal/safeio (it opens only regular
+// files).
 package trace

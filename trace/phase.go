@@ -1,7 +1,7 @@
 package trace
 
 import (
-	"os"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/policy"
@@ -138,7 +138,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 	t := &sideTags{parents: map[string]string{}, frames: map[string]policy.Frames{}}
 	rd := s.dir
 	if rd.Construct != "" {
-		if f, err := os.Open(rd.Construct); err == nil {
+		if f, err := safeio.Open(rd.Construct); err == nil {
 			t.parents, err = dump.ReadParents(f, want)
 			f.Close()
 			s.sides.construct = err
@@ -147,7 +147,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 		}
 	}
 	if rd.Stack != "" {
-		if f, err := os.Open(rd.Stack); err == nil {
+		if f, err := safeio.Open(rd.Stack); err == nil {
 			stacks, err := dump.ReadStacks(f, want)
 			f.Close()
 			s.sides.stack = err

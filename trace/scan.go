@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
+
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/nonfinite"
 	"github.com/nanhunt/nanhunt/policy"
@@ -165,7 +167,7 @@ func newRankScan(rd dump.RankDir) *rankScan {
 // scanRank reads one rank's dump.json.
 func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
 	s := newRankScan(rd)
-	f, err := os.Open(rd.Dump)
+	f, err := safeio.Open(rd.Dump)
 	if err != nil {
 		s.openErr = err
 		return s

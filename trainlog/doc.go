@@ -87,5 +87,5 @@
 // to hold) never stops a read: it becomes a [Warning] naming the file and
 // line. Nothing is ever written.
 //
-// It imports internal/jsonlex and nonfinite.
+// It imports internal/jsonlex, internal/safeio and nonfinite.
 package trainlog

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 const (
@@ -30,7 +32,7 @@ type input struct {
 // openInput opens path for reading; a file starting with the gzip magic
 // bytes is decompressed whatever its name.
 func openInput(path string) (*input, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func TestFiles(t *testing.T) {
 	if f := l.Summary().FirstNonFinite; f == nil || f.Iteration != 2 || f.Kind != "inf" || f.File != gzPath {
 		t.Errorf("first = %+v", f)
 	}
-	want := map[string]string{missing: "cannot open", dir: "is a directory", other: "no training-log line recognised", badGz: "read stopped"}
+	want := map[string]string{missing: "cannot open", dir: "a directory, not a regular file", other: "no training-log line recognised", badGz: "read stopped"}
 	for path, msg := range want {
 		ok := false
 		for _, w := range l.Warnings {

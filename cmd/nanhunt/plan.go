@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/nanhunt/nanhunt/evidence"
 	"github.com/nanhunt/nanhunt/plan"
@@ -62,16 +61,9 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 	var v *verdict.Verdict
 	switch {
 	case f.verdict != "":
-		data, err := os.ReadFile(f.verdict)
-		if err != nil {
+		var err error
+		if v, err = readVerdict(f.verdict); err != nil {
 			return err
-		}
-		v = new(verdict.Verdict)
-		if err := json.Unmarshal(data, v); err != nil {
-			return fmt.Errorf("%s: not a nanhunt verdict: %w", f.verdict, err)
-		}
-		if v.Schema != verdict.Schema {
-			return fmt.Errorf("%s: not a nanhunt verdict (schema %q, want %q)", f.verdict, v.Schema, verdict.Schema)
 		}
 		if v, err = f.evidence.combine(v, popt); err != nil {
 			return err

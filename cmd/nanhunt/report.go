@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -118,35 +117,17 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 // maxVerdictBytes bounds the verdict file read into memory.
 const maxVerdictBytes = 256 << 20
 
-// readVerdict reads a verdict saved with --format json.
+// readVerdict reads a verdict saved with --format json, and checks it.
 func readVerdict(path string) (*verdict.Verdict, error) {
-	file, err := os.Open(path)
+	b, err := safeio.ReadFile(path, maxVerdictBytes)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	b, err := io.ReadAll(io.LimitReader(file, maxVerdictBytes+1))
+	v, err := verdict.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > maxVerdictBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB, not a verdict", path, maxVerdictBytes>>20)
-	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON verdict: %w", path, err)
-	}
-	if !strings.HasPrefix(head.Schema, "nanhunt/verdict/") {
-		return nil, fmt.Errorf("%s: not a nanhunt verdict (schema %q; write one with nanhunt trace --format json)", path, head.Schema)
-	}
-	var v verdict.Verdict
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &v, nil
+	return v, nil
 }
 
 // writeHTMLReport writes the verdict as an HTML page to path, never inside

@@ -3,12 +3,13 @@ package export
 import (
 	"context"
 	"errors"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
-	"github.com/nanhunt/nanhunt/policy"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/policy"
 
 	"github.com/parquet-go/parquet-go"
 

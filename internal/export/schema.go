@@ -1,8 +1,9 @@
 package export
 
 import (
-	"github.com/nanhunt/nanhunt/policy"
 	"math"
+
+	"github.com/nanhunt/nanhunt/policy"
 
 	"github.com/nanhunt/nanhunt/dump"
 )

@@ -3,9 +3,10 @@ package export
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
@@ -42,7 +43,7 @@ func partDir(d dump.RankDir) string {
 // to write, or cancellation, is an error.
 func exportFile(ctx context.Context, d dump.RankDir, out, version string) (FileResult, error) {
 	res := FileResult{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Source: d.Dump}
-	in, err := os.Open(d.Dump)
+	in, err := safeio.Open(d.Dump)
 	if err != nil {
 		res.OpenErr = err
 		return res, nil

@@ -17,6 +17,7 @@
 // stops at the first collective after it) to show each call's statistics; a
 // missing or damaged file is a warning on the page, never an error.
 //
-// It imports verdict, internal/report (the words of the text report), dump and
+// It imports verdict, internal/report (the words of the text report),
+// internal/safeio, dump and
 // policy (to read the origin rank's calls again) and trace (their tensor rows).
 package htmlreport

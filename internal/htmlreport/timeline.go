@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
+
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -199,7 +201,7 @@ func readTimeline(v *verdict.Verdict, dumpPath string, rank int) (*Timeline, err
 	if rd == nil || rd.Dump == "" {
 		return nil, fmt.Errorf("origin timeline: no dump.json of step %d, rank %d under %s", o.Step, rank, dumpPath)
 	}
-	f, err := os.Open(rd.Dump)
+	f, err := safeio.Open(rd.Dump)
 	if err != nil {
 		return nil, fmt.Errorf("origin timeline: %w", err)
 	}

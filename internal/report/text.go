@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
+
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -359,14 +361,4 @@ func (p *printer) recovered(v *verdict.Verdict) {
 }
 
 // Size writes a byte count for people: "3.7 MiB".
-func Size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func Size(n int64) string { return safeio.Size(n) }
