@@ -70,9 +70,13 @@ func oracleEntries(root *jsonoracle.Node, details bool) (entries []oEntry, ok bo
 		return nil, false
 	}
 	o := &oracle{details: details}
+	read := false
 	for _, m := range root.Members {
 		if m.Name != "data" {
 			continue
+		}
+		if read {
+			return o.entries, false // a second "data" after the first is damage
 		}
 		switch m.Value.Kind {
 		case jsonoracle.Null:
@@ -84,7 +88,7 @@ func oracleEntries(root *jsonoracle.Node, details bool) (entries []oEntry, ok bo
 		for _, em := range m.Value.Members {
 			o.entry(em.Name, em.Value)
 		}
-		break // a second "data" is read as a header member and skipped
+		read = true
 	}
 	return o.entries, true
 }

@@ -233,6 +233,11 @@ func (r *Reader) readTail() error {
 		if tok.Kind == jsonlex.ObjectEnd {
 			return r.expectEOF()
 		}
+		if string(tok.Bytes) == "data" {
+			// Python's json keeps the last of duplicated keys; which one
+			// msprobe meant cannot be told
+			return &structErr{tok.Offset, "a second \"data\" member: the entries of the first were read"}
+		}
 		if err := r.headerValue(string(tok.Bytes)); err != nil {
 			return err
 		}

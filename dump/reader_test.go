@@ -403,3 +403,19 @@ func TestReaderLenientStatistics(t *testing.T) {
 		t.Errorf("second entry: %+v", e)
 	}
 }
+
+// A duplicated "data" member is damage at its offset, after the entries of
+// the first (json.load would keep the last one: which was meant cannot be
+// told).
+func TestReaderDuplicatedData(t *testing.T) {
+	doc := `{"task": "statistics", "data": {"Torch.x.0.forward": {"output": []}}, "data": {}}`
+	rd := NewReader(strings.NewReader(doc), ReaderOptions{})
+	n := 0
+	for rd.Next() {
+		n++
+	}
+	var fe *FormatError
+	if n != 1 || !errors.As(rd.Err(), &fe) || fe.Offset != int64(strings.LastIndex(doc, `"data"`)) || !strings.Contains(fe.Error(), "second \"data\"") {
+		t.Errorf("%d entries, err %v", n, rd.Err())
+	}
+}
