@@ -63,6 +63,23 @@ func wholeDump(root *jsonoracle.Node) dumpFile {
 	if root.Kind != jsonoracle.Object {
 		return dumpFile{status: fileUnread, problem: "top level is not an object"}
 	}
+	var datas []*jsonoracle.Node
+	for _, m := range root.Members {
+		if m.Name == "data" {
+			datas = append(datas, m.Value)
+		}
+	}
+	if len(datas) > 1 {
+		// README 5: a second "data" member is damage after the entries of the first
+		d := dumpFile{status: fileDamaged, problem: "a second data member"}
+		if datas[0].Kind == jsonoracle.Object {
+			d.entries = datas[0].Members
+		}
+		if len(d.entries) == 0 {
+			d.status = fileUnread
+		}
+		return d
+	}
 	data := member(root, "data")
 	if data == nil {
 		return dumpFile{status: fileUnread, problem: "no data member"}
@@ -207,9 +224,11 @@ func scanEntries(b []byte) (entries []jsonoracle.Member, reached bool, err error
 		if err != nil {
 			return entries, reached, err
 		}
+		if name == "data" && reached {
+			return entries, reached, fmt.Errorf("offset %d: a second data member", s.pos)
+		}
 		if name == "data" && s.peek() == '{' {
 			reached = true
-			entries = nil // a later "data" member replaces an earlier one
 			s.pos++
 			for s.peek() != '}' {
 				en, err := s.name()
