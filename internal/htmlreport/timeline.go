@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -37,7 +38,8 @@ type Call struct {
 	// collective (the first after the root op) or carrier.
 	Role  string `json:"role"`
 	Note  string `json:"note"`
-	Dir   string `json:"dir"`   // forward, backward, parameters_grad
+	Dir   string `json:"dir"`   // forward, backward, parameters_grad: what the name says
+	Phase string `json:"phase"` // the phase it ran in: forward, backward, gradient reduction, optimizer
 	Holds string `json:"holds"` // what its outputs hold: finite, nan, +inf, ...; "" unknown
 	// Gap is the number of calls left out just before this one; -1 unknown.
 	Gap     int                  `json:"gap"`
@@ -113,10 +115,34 @@ func verdictTimeline(v *verdict.Verdict, rank int) *Timeline {
 		return a.Index - b.Index
 	})
 	for i := range tl.Calls {
-		tl.Calls[i].Gap = -1
-		tl.Calls[i].Dir = dump.ParseName(tl.Calls[i].Op).Dir.String()
+		c := &tl.Calls[i]
+		c.Gap = -1
+		c.Dir = dump.ParseName(c.Op).Dir.String()
+		c.Phase = phaseInVerdict(v, rank, c.Op)
 	}
 	return tl
+}
+
+// phaseInVerdict is the phase the verdict gives a call of the rank at the
+// origin step, "" when it names none.
+func phaseInVerdict(v *verdict.Verdict, rank int, op string) string {
+	o := v.Origin
+	if op == o.Op && slices.Contains(o.Ranks, rank) {
+		return o.Phase
+	}
+	for _, c := range v.Candidates {
+		if c.Step == o.Step && c.Rank == rank && c.Op == op {
+			return c.Phase
+		}
+	}
+	for _, st := range v.Steps {
+		for _, a := range st.Anomalous {
+			if st.Step == o.Step && a.Rank == rank && a.Op == op {
+				return a.Phase
+			}
+		}
+	}
+	return ""
 }
 
 func rootNote(o *verdict.Origin) string {
@@ -275,11 +301,24 @@ func readTimeline(v *verdict.Verdict, dumpPath string, rank int) (*Timeline, err
 		}
 		return nil, fmt.Errorf("origin timeline: %s holds no entry %s", rd.Dump, o.Op)
 	}
+	indices := make([]int, 0, len(tl.Calls))
 	for i := range tl.Calls {
 		tl.Calls[i].Gap = tl.Calls[i].Index
 		if i > 0 {
 			tl.Calls[i].Gap = tl.Calls[i].Index - tl.Calls[i-1].Index - 1
 		}
+		indices = append(indices, tl.Calls[i].Index)
+	}
+	// the phases by the analysis's own model (the name's direction is not
+	// the phase: a kernel a backward calls is named ….forward)
+	phases, perr := trace.PhasesOf(context.Background(), *rd, indices)
+	for i := range tl.Calls {
+		if ph, ok := phases[tl.Calls[i].Index]; ok {
+			tl.Calls[i].Phase = ph.String()
+		}
+	}
+	if perr != nil && phases == nil {
+		tl.Warnings = append(tl.Warnings, fmt.Sprintf("the phases of the calls could not be read: %v", perr))
 	}
 	if !gotColl && r.Err() == nil {
 		tl.Warnings = append(tl.Warnings, fmt.Sprintf("no collective after %s in %d calls read", o.Op, after))

@@ -73,6 +73,20 @@ func TestHTMLTimelineFromDump(t *testing.T) {
 	if tl.Calls[0].Gap != 73 || tl.Calls[7].Gap != 3 {
 		t.Errorf("gaps %d and %d, want 73 and 3", tl.Calls[0].Gap, tl.Calls[7].Gap)
 	}
+	// the phase, not the name's direction: the gradient all_reduce is named
+	// ….forward but runs in the reduction, as the ranks table says
+	if tl.Calls[7].Phase != "gradient reduction" || tl.Calls[7].Dir != "forward" || root.Phase != "backward" {
+		t.Errorf("phases: carrier %q (dir %q), root %q", tl.Calls[7].Phase, tl.Calls[7].Dir, root.Phase)
+	}
+	for _, st := range v.Steps {
+		for _, a := range st.Anomalous {
+			for _, c := range tl.Calls {
+				if st.Step == v.Origin.Step && a.Rank == tl.Rank && a.Op == c.Op && a.Phase != c.Phase {
+					t.Errorf("%s: the timeline says %q, the ranks table %q", c.Op, c.Phase, a.Phase)
+				}
+			}
+		}
+	}
 	page := render(t, v, Options{DumpPath: dir})
 	for _, want := range []string{"Origin timeline", "Tensor.sum.0.backward", "the Inf became NaN here", "… 73 calls not shown …"} {
 		if !strings.Contains(page, want) {
