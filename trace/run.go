@@ -44,7 +44,12 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	dirs := layout.Select(opt.Steps, opt.Ranks)
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks", opt.Path)
+		steps, ranks := map[int]bool{}, map[int]bool{}
+		for _, d := range layout.Dirs {
+			steps[d.Step], ranks[d.Rank] = true, true
+		}
+		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks; the dump has steps %s, ranks %s",
+			opt.Path, dump.FormatRanges(sortedKeys(steps)), dump.FormatRanges(sortedKeys(ranks)))
 	}
 	pol, err := policy.New(opt.Rules)
 	if err != nil {

@@ -31,7 +31,7 @@ func (f *evidenceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.logs, "log", nil, "training log file, or a glob such as 'logs/rank*.log' (repeatable)")
 	cmd.Flags().StringVar(&f.format, "log-format", "auto", "log format: auto, megatron, deepspeed, json or generic")
 	cmd.Flags().StringArrayVar(&f.patterns, "log-pattern", nil, "generic format: step=REGEX, loss=REGEX or grad_norm=REGEX (key names in JSON logs); repeatable")
-	cmd.Flags().StringVar(&f.offset, "log-step-offset", "", "dump step = log iteration + this (default -1 for Megatron-LM, which counts from 1; 0 otherwise)")
+	cmd.Flags().StringVar(&f.offset, "log-step-offset", "", "dump step = log iteration + this (default -1 for Megatron-LM and DeepSpeed, which count from 1; 0 for JSON and generic logs)")
 	cmd.Flags().StringVar(&f.monitor, "monitor", "", "msprobe monitor output folder (MONITOR_OUTPUT_DIR, or one rank's folder)")
 	cmd.Flags().IntVar(&f.tpSize, "tp-size", 0, "tensor-parallel size: the monitor compares a module across the ranks of its group (consecutive ranks)")
 }

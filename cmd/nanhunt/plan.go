@@ -36,7 +36,10 @@ and says what to collect next:
     Python lines that register the uncovered user functions;
   - only a training log or monitor output: the steps and ranks to dump.
 
-The plan is printed; -o writes its config.json (never inside the dump).`,
+The plan is printed; -o writes its config.json (never inside the dump).
+
+Exit status: 0 no anomaly (nothing to collect), 1 a plan for an anomaly, 2
+unusable input or bad usage.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""

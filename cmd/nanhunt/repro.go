@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,8 +53,9 @@ Exit status: 0 the case was written, 2 bad usage or unusable input.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.op, "op", "", "entry to reproduce, e.g. Torch.sqrt.0.backward (default: the root cause found by trace)")
-	cmd.Flags().IntVar(&f.step, "step", repro.Auto, "step of the call (default: the root cause's)")
-	cmd.Flags().IntVar(&f.rank, "rank", repro.Auto, "rank of the call (default: the root cause's first rank)")
+	f.step, f.rank = repro.Auto, repro.Auto
+	cmd.Flags().Var((*autoInt)(&f.step), "step", "step of the call (default: the root cause's)")
+	cmd.Flags().Var((*autoInt)(&f.rank), "rank", "rank of the call (default: the root cause's first rank)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "case folder to write (required; absent or empty)")
 	cmd.Flags().StringVar(&f.device, "device", "cpu", "default device of repro.py: cpu, cuda, cuda:N, npu or npu:N")
 	cmd.Flags().BoolVar(&f.force, "force", false, "write into a non-empty case folder")
@@ -108,3 +110,25 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// autoInt is an int flag whose default is "chosen for you" (repro.Auto):
+// the help states that default in words, once.
+type autoInt int
+
+func (a *autoInt) String() string {
+	if int(*a) == repro.Auto {
+		return ""
+	}
+	return strconv.Itoa(int(*a))
+}
+
+func (a *autoInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want a number")
+	}
+	*a = autoInt(n)
+	return nil
+}
+
+func (a *autoInt) Type() string { return "int" }

@@ -77,7 +77,14 @@ a rank folder, or a dump.json.
 --log-pattern) and --monitor (msprobe monitor output) add their evidence:
 the verdict says where they agree with the dump and where they do not.
 Without a dump, they say which steps and ranks to dump, and print the
-msprobe config.json for it.`,
+msprobe config.json for it.
+
+Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
+		Example: `  nanhunt trace ./dump_path
+  nanhunt trace ./dump_path/step6 --ranks 0-7
+  nanhunt trace ./dump_path --format json -o verdict.json --html report.html
+  nanhunt trace ./dump_path --log 'logs/rank*.log' --monitor ./monitor_output
+  nanhunt trace --log train.log              # no dump yet: what to dump`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""

@@ -82,14 +82,22 @@ const (
 	targetRows = 64
 )
 
-func kindCell(kind string) byte {
-	switch kind {
-	case "+inf", "inf":
-		return cellPosInf
-	case "-inf":
-		return cellNegInf
-	case "overflow":
+// kindCell is a rank state's cell: from its values (the sign of an
+// infinity), or its kind in verdicts written before values existed.
+func kindCell(a verdict.RankState) byte {
+	v := a.Values
+	if v == "" {
+		v = a.Kind
+	}
+	switch {
+	case v == "overflow":
 		return cellOverflow
+	case strings.Contains(v, "nan"):
+		return cellNaN
+	case strings.Contains(v, "-inf") && !strings.Contains(v, "+inf"):
+		return cellNegInf
+	case strings.Contains(v, "inf"):
+		return cellPosInf
 	}
 	return cellNaN
 }
@@ -138,7 +146,7 @@ func buildGrid(v *verdict.Verdict) *Grid {
 		cells, roles := slices.Clone(base), newRoles(len(base))
 		for _, a := range st.Anomalous {
 			if i, ok := pos[a.Rank]; ok {
-				cells[i], roles[i] = kindCell(a.Kind), roleCode(a.Role)
+				cells[i], roles[i] = kindCell(a), roleCode(a.Role)
 			}
 		}
 		col := GridCol{Step: st.Step, Status: st.Status, Label: fmt.Sprint(st.Step)}
@@ -211,7 +219,7 @@ func originCols(v *verdict.Verdict, st verdict.StepState, base []byte, pos map[i
 	kindOf := map[int]byte{}
 	for _, a := range st.Anomalous {
 		if i, ok := pos[a.Rank]; ok {
-			final[i], finalRoles[i] = kindCell(a.Kind), roleCode(a.Role)
+			final[i], finalRoles[i] = kindCell(a), roleCode(a.Role)
 			kindOf[a.Rank] = final[i]
 		}
 	}
@@ -425,7 +433,7 @@ func stepsFromCandidates(v *verdict.Verdict) []verdict.StepState {
 				case c.Role == "received":
 					role = "received"
 				}
-				st.Anomalous = append(st.Anomalous, verdict.RankState{Rank: c.Rank, Role: role, Kind: c.Kind, Op: c.Op, Index: c.Index, Stage: c.Stage})
+				st.Anomalous = append(st.Anomalous, verdict.RankState{Rank: c.Rank, Role: role, Kind: c.Kind, Op: c.Op, Index: c.Index, Stage: c.Stage, Phase: c.Phase})
 			}
 			slices.SortFunc(st.Anomalous, func(a, b verdict.RankState) int { return a.Rank - b.Rank })
 		}

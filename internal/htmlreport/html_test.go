@@ -157,7 +157,7 @@ func TestHTMLCleanVerdict(t *testing.T) {
 func TestHTMLUncapturedOrigin(t *testing.T) {
 	v := readVerdict(t, "verdict_optimizer-nan-fused.json")
 	page := render(t, v, Options{})
-	for _, want := range []string{"where it was made is not in the dump", "first call that shows it"} {
+	for _, want := range []string{"was made by the update at the end of step 2", "reads weights that already held it when step 3 began"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

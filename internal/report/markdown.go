@@ -302,16 +302,24 @@ const (
 	symDamaged    = "✗"
 )
 
-func cellKind(k string) string {
-	switch k {
-	case "nan":
-		return "NaN"
-	case "+inf", "inf":
-		return "+Inf"
-	case "-inf":
-		return "-Inf"
+// cellKind is a rank state's symbol: from its values (the sign of an
+// infinity), or its kind in verdicts written before values existed.
+func cellKind(a verdict.RankState) string {
+	v := a.Values
+	if v == "" {
+		v = a.Kind
 	}
-	return k
+	switch {
+	case v == "overflow":
+		return v
+	case strings.Contains(v, "nan"):
+		return "NaN"
+	case strings.Contains(v, "-inf") && !strings.Contains(v, "+inf"):
+		return "-Inf"
+	case strings.Contains(v, "inf"):
+		return "+Inf"
+	}
+	return v
 }
 
 // stepColumn is a run of steps whose ranks all showed the same.
@@ -366,7 +374,7 @@ func columns(v *verdict.Verdict) (ranks []int, cols []stepColumn) {
 		}
 		for _, a := range s.Anomalous {
 			if j, ok := pos[a.Rank]; ok {
-				cells[j] = mdCell{sym: cellKind(a.Kind), source: a.Role == "source"}
+				cells[j] = mdCell{sym: cellKind(a), source: a.Role == "source"}
 			}
 		}
 		if n := len(cols); n > 0 && cols[n-1].status == s.Status && slices.Equal(cols[n-1].cells, cells) &&

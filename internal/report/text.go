@@ -81,20 +81,41 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// phaseWord is the phase of a call in the report's words.
+func phaseWord(stage, phase string) string {
+	if phase != "" {
+		return phase
+	}
+	return stage
+}
+
+// madeByUpdate reports an origin that the update at the end of the
+// previous step made: not captured, in the optimizer, first seen in a
+// later call.
+func madeByUpdate(o *verdict.Origin) bool {
+	return !o.Captured && !o.Unread && o.Stage == "optimizer" && o.Step > 0
+}
+
 func (p *printer) headline(v *verdict.Verdict) {
 	o := v.Origin
-	if o.Captured {
+	switch {
+	case o.Captured:
 		p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
-			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
-	} else {
-		p.f("nanhunt: the first %s appears at step %d on %s, in %s; where it was made is not in the dump (stage %s, confidence %s).\n\n",
-			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Stage, o.Confidence)
+			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
+	case madeByUpdate(o):
+		p.f("nanhunt: the first %s was made by the update at the end of step %d, and is first seen at step %d on %s, in %s (confidence %s).\n\n",
+			kindWord(o.Kind), o.Step-1, o.Step, rankWord(o.Ranks), o.Op, o.Confidence)
+	default:
+		p.f("nanhunt: the first %s appears at step %d on %s, in %s (%s); where it was made is not in the dump (confidence %s).\n\n",
+			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
 	}
 	switch {
 	case o.Collective:
 		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
 	case o.Unread:
 		p.f("  The ranks that sent it (%s) were not read; %s is where it arrived.\n", rankWord(o.Ranks), o.Op)
+	case madeByUpdate(o):
+		p.f("  %s reads weights that already held it when step %d began; the update that wrote them is not in the dump.\n", o.Op, o.Step)
 	case !o.Captured:
 		p.f("  The call that made it is not in the dump: %s is the first call that shows it, and it already\n  had it in its inputs.\n", o.Op)
 	default:
@@ -129,13 +150,24 @@ func (p *printer) origin(v *verdict.Verdict) {
 	p.f("  %-12s %s\n", "step", steps)
 	p.f("  %-12s %s\n", "rank", strings.TrimPrefix(strings.TrimPrefix(rankWord(o.Ranks), "ranks "), "rank "))
 	p.f("  %-12s %s\n", "op", o.Op)
-	p.f("  %-12s %s\n", "stage", o.Stage)
+	stage := phaseWord(o.Stage, o.Phase)
+	if madeByUpdate(o) {
+		stage = fmt.Sprintf("optimizer: the update at the end of step %d (first seen in %s)", o.Step-1, o.Op)
+	}
+	p.f("  %-12s %s\n", "stage", stage)
 	kind := o.Kind
-	if v.FirstNaN != nil {
-		kind += ", then nan at " + v.FirstNaN.Op
+	if f := v.FirstNaN; f != nil {
+		kind += ", then nan at " + f.Op
+		if f.Step != o.Step {
+			kind += fmt.Sprintf(" (step %d)", f.Step)
+		}
 	}
 	p.f("  %-12s %s\n", "kind", kind)
-	p.f("  %-12s %v\n", "captured", o.Captured)
+	inDump := "yes"
+	if !o.Captured {
+		inDump = "no: the first call that shows it already had it in its inputs"
+	}
+	p.f("  %-12s %s\n", "in the dump", inDump)
 	if o.Code != nil {
 		p.f("  %-12s %s:%d in %s\n", "code", o.Code.File, o.Code.Line, o.Code.Func)
 		if o.Code.Source != "" {
@@ -216,7 +248,7 @@ func (p *printer) spread(v *verdict.Verdict) {
 	if len(v.Spread) == 0 {
 		return
 	}
-	p.f("Spread (step %d, in execution order)\n", v.Origin.Step)
+	p.f("Spread (in the order the collectives tell)\n")
 	for i, h := range v.Spread {
 		if i == 12 {
 			p.f("  ... %d more\n", len(v.Spread)-i)
@@ -226,7 +258,11 @@ func (p *printer) spread(v *verdict.Verdict) {
 		if from == "" {
 			from = "?"
 		}
-		p.f("  %-40s %s -> %s", h.Op, from, dump.FormatRanges(h.ToRanks))
+		op := h.Op
+		if h.Step != v.Origin.Step {
+			op = fmt.Sprintf("%s (step %d)", h.Op, h.Step)
+		}
+		p.f("  %-40s %s -> %s", op, from, dump.FormatRanges(h.ToRanks))
 		if len(h.Unread) > 0 {
 			p.f("   (not read: %s)", dump.FormatRanges(h.Unread))
 		}
