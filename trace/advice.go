@@ -16,7 +16,7 @@ var hints = map[string]string{
 	"sqrt":                  "sqrt at 0 has an infinite gradient, and sqrt of a negative value is NaN: add eps inside the sqrt",
 	"rsqrt":                 "rsqrt of zero or of a negative value: add eps",
 	"pow":                   "pow with a fractional exponent of a negative or zero base",
-	"exp":                   "exp overflows above ~88 in float32 (~11 in float16): subtract the max first, or compute in float32",
+	"exp":                   "exp overflows above %s: subtract the max first, or compute in float32",
 	"div":                   "division by zero: add eps to the denominator",
 	"__truediv__":           "division by zero: add eps to the denominator",
 	"__rtruediv__":          "division by zero: add eps to the denominator",
@@ -36,6 +36,35 @@ var hints = map[string]string{
 	"_reduce_scatter_base":  "a float16 sum overflowed during the reduction: reduce in float32, or scale the values first",
 }
 
+// hint is what a NaN or Inf out of the api usually means, in the words of
+// the dtype it computed in ("" when unknown).
+func hint(api, dtype string) (string, bool) {
+	h, ok := hints[api]
+	if !ok || !strings.Contains(h, "%s") {
+		return h, ok
+	}
+	// exp overflows where its result passes the dtype's largest finite value
+	limits := map[string]string{
+		"float16": "~11.1 in float16", "bfloat16": "~88.7 in bfloat16 (its range is float32's)",
+		"float32": "~88.7 in float32", "float64": "~709.8 in float64",
+	}
+	l, ok := limits[strings.TrimPrefix(dtype, "torch.")]
+	if !ok {
+		l = "~88.7 in float32 and bfloat16, ~11.1 in float16"
+	}
+	return fmt.Sprintf(h, l), true
+}
+
+// inputDtype is the dtype of the root call's first input tensor.
+func inputDtype(o *verdict.Origin) string {
+	for _, t := range o.Inputs {
+		if t.Dtype != "" {
+			return t.Dtype
+		}
+	}
+	return ""
+}
+
 // advice says what to do after this verdict.
 func (b *builder) advice() []string {
 	o, r := b.v.Origin, b.r
@@ -45,7 +74,7 @@ func (b *builder) advice() []string {
 	case o.Unread:
 		out = append(out, fmt.Sprintf("Dump %s at step %d: the value came from there.", rankList(o.Ranks), o.Step))
 	case o.Captured:
-		if h, ok := hints[n.API]; ok {
+		if h, ok := hint(n.API, inputDtype(o)); ok {
 			out = append(out, fmt.Sprintf("%s: %s.", o.Op, h))
 		}
 		if o.Collective {
