@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,9 @@ type Case struct {
 	Call      Call
 	// FromVerdict: the op, step or rank came from the verdict's origin.
 	FromVerdict bool
+	// Comparison: the call is the origin's, but on a rank that is not an
+	// origin rank (a clean rank to compare with).
+	Comparison bool
 	// Files are the tensor files copied into Dir, in load order.
 	Files []string
 	// Arguments are the forward call's non-tensor arguments (and the
@@ -174,6 +178,7 @@ func (c *Case) fromVerdict(opt Options, op *string) error {
 	if c.Rank == Auto {
 		c.Rank = o.Ranks[0]
 	}
+	c.Comparison = !slices.Contains(o.Ranks, c.Rank)
 	return nil
 }
 

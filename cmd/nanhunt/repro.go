@@ -86,11 +86,18 @@ func runRepro(cmd *cobra.Command, path string, f *reproFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	from := ""
-	if c.FromVerdict {
+	switch {
+	case c.FromVerdict && c.Comparison:
+		from = " (the root cause's call, on a rank that did not make it: a clean one to compare with)"
+	case c.FromVerdict:
 		from = " (the root cause found by trace)"
 	}
-	fmt.Fprintf(w, "wrote the case of %s, step %d, rank %d%s to %s: %d tensor files, %s, %s\n",
-		c.Entry, c.Step, c.Rank, from, c.Dir, len(c.Files), repro.CaseJSON, repro.ReproPy)
+	files := "tensor files"
+	if len(c.Files) == 1 {
+		files = "tensor file"
+	}
+	fmt.Fprintf(w, "wrote the case of %s, step %d, rank %d%s to %s: %d %s, %s, %s\n",
+		c.Entry, c.Step, c.Rank, from, c.Dir, len(c.Files), files, repro.CaseJSON, repro.ReproPy)
 	script := filepath.Join(c.Dir, repro.ReproPy)
 	switch c.Call.Kind {
 	case repro.CallDistributed:

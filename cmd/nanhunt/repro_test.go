@@ -104,6 +104,11 @@ func TestReproCommandRealDump(t *testing.T) {
 	if want := "wrote the case of Torch.sqrt.0.backward, step 5, rank 2 (the root cause found by trace)"; !strings.Contains(stdout, want) {
 		t.Errorf("stdout %q lacks %q", stdout, want)
 	}
+	// the same call on a clean rank is a comparison, not the root cause
+	stdout, _, code = reproCLI(t, "repro", dump, "-o", filepath.Join(t.TempDir(), "clean"), "--rank", "0")
+	if want := "rank 0 (the root cause's call, on a rank that did not make it: a clean one to compare with)"; code != exitClean || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout %q lacks %q", code, stdout, want)
+	}
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
 		t.Skipf("/usr/bin/python3 with torch is needed to run repro.py: %v", err)
 	}
