@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/nonfinite"
 )
 
 // anKind is the kind of non-finite value a tensor row shows.
@@ -47,7 +49,7 @@ type anomaly struct {
 //   - an infinite norm alone is an Inf marked weak: the norm of a finite
 //     tensor overflows when the monitor computes it in a narrow dtype.
 func judge(c *[numStats]cell, shape []byte, hasShape bool) anomaly {
-	if c[sNans].class == vNaN || (hasShape && equalFold(shape, "nan")) {
+	if c[sNans].class == vNaN || (hasShape && isNaNWord(shape)) {
 		return anomaly{skip: true}
 	}
 	if hasShape && emptyShape(shape) {
@@ -416,4 +418,10 @@ func allDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// isNaNWord reports a cell that spells NaN.
+func isNaNWord(b []byte) bool {
+	c, ok := nonfinite.Parse(b)
+	return ok && c == nonfinite.NaN
 }

@@ -109,18 +109,6 @@ func classifyFast(b []byte) (cell, bool) {
 	return cell{class: vFinite, zero: !nonzero, neg: neg && nonzero}, true
 }
 
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := range b {
-		if b[i]|0x20 != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // classifySlow is the reference: strconv.ParseFloat, with a value out of
 // range taken as the infinity (or zero) it rounds to.
 func classifySlow(b []byte) cell {

@@ -3,6 +3,7 @@ package verdict
 import (
 	"github.com/nanhunt/nanhunt/msprobe"
 	"github.com/nanhunt/nanhunt/nonfinite"
+	"strings"
 )
 
 // Schema names the JSON form of a Verdict. Fields may be added; none will be
@@ -228,6 +229,26 @@ type RankState struct {
 	Stage  string `json:"stage"`
 	Phase  string `json:"phase"`
 	Via    string `json:"via,omitempty"` // the collective that brought it
+}
+
+// Shown is the one value a rank's cell shows: "nan", "+inf", "-inf" or
+// "overflow", from Values (or Kind, in verdicts written before Values).
+func (a RankState) Shown() string {
+	v := a.Values
+	if v == "" {
+		v = a.Kind
+	}
+	switch {
+	case v == "overflow":
+		return v
+	case strings.Contains(v, "nan"):
+		return "nan"
+	case strings.Contains(v, "-inf") && !strings.Contains(v, "+inf"):
+		return "-inf"
+	case strings.Contains(v, "inf"):
+		return "+inf"
+	}
+	return "nan"
 }
 
 // Evidence is what a training log and msprobe's monitor say, next to the

@@ -82,21 +82,14 @@ const (
 	targetRows = 64
 )
 
-// kindCell is a rank state's cell: from its values (the sign of an
-// infinity), or its kind in verdicts written before values existed.
+// kindCell is a rank state's cell.
 func kindCell(a verdict.RankState) byte {
-	v := a.Values
-	if v == "" {
-		v = a.Kind
-	}
-	switch {
-	case v == "overflow":
+	switch a.Shown() {
+	case "overflow":
 		return cellOverflow
-	case strings.Contains(v, "nan"):
-		return cellNaN
-	case strings.Contains(v, "-inf") && !strings.Contains(v, "+inf"):
+	case "-inf":
 		return cellNegInf
-	case strings.Contains(v, "inf"):
+	case "+inf":
 		return cellPosInf
 	}
 	return cellNaN

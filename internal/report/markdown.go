@@ -302,24 +302,18 @@ const (
 	symDamaged    = "✗"
 )
 
-// cellKind is a rank state's symbol: from its values (the sign of an
-// infinity), or its kind in verdicts written before values existed.
+// cellKind is a rank state's symbol.
 func cellKind(a verdict.RankState) string {
-	v := a.Values
-	if v == "" {
-		v = a.Kind
-	}
-	switch {
-	case v == "overflow":
-		return v
-	case strings.Contains(v, "nan"):
+	switch v := a.Shown(); v {
+	case "nan":
 		return "NaN"
-	case strings.Contains(v, "-inf") && !strings.Contains(v, "+inf"):
-		return "-Inf"
-	case strings.Contains(v, "inf"):
+	case "+inf":
 		return "+Inf"
+	case "-inf":
+		return "-Inf"
+	default:
+		return v
 	}
-	return v
 }
 
 // stepColumn is a run of steps whose ranks all showed the same.
