@@ -110,6 +110,8 @@ func (p *printer) headline(v *verdict.Verdict) {
 			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
 	}
 	switch {
+	case o.Collective && o.Tie:
+		p.f("  %s received finite values on every rank and returned %s: the collective itself made it, in more than\n  one process group independently (a tie).\n", o.Op, kindWord(o.Kind))
 	case o.Collective:
 		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
 	case o.Unread:
