@@ -16,7 +16,7 @@ var hints = map[string]string{
 	"sqrt":                  "sqrt at 0 has an infinite gradient, and sqrt of a negative value is NaN: add eps inside the sqrt",
 	"rsqrt":                 "rsqrt of zero or of a negative value: add eps",
 	"pow":                   "pow with a fractional exponent of a negative or zero base",
-	"exp":                   "exp overflows above %s: subtract the max first, or compute in float32",
+	"exp":                   "exp overflows above %s: subtract the max first%s",
 	"div":                   "division by zero: add eps to the denominator",
 	"__truediv__":           "division by zero: add eps to the denominator",
 	"__rtruediv__":          "division by zero: add eps to the denominator",
@@ -48,11 +48,16 @@ func hint(api, dtype string) (string, bool) {
 		"float16": "~11.1 in float16", "bfloat16": "~88.7 in bfloat16 (its range is float32's)",
 		"float32": "~88.7 in float32", "float64": "~709.8 in float64",
 	}
-	l, ok := limits[strings.TrimPrefix(dtype, "torch.")]
+	dt := strings.TrimPrefix(dtype, "torch.")
+	l, ok := limits[dt]
 	if !ok {
 		l = "~88.7 in float32 and bfloat16, ~11.1 in float16"
 	}
-	return fmt.Sprintf(h, l), true
+	more := ", or compute it in float32"
+	if dt == "float32" || dt == "float64" {
+		more = ""
+	}
+	return fmt.Sprintf(h, l, more), true
 }
 
 // inputDtype is the dtype of the root call's first input tensor.

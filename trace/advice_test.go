@@ -16,6 +16,12 @@ func TestHintUsesTheDtype(t *testing.T) {
 			t.Errorf("hint(exp, %q) = %q, want %q", dtype, h, want)
 		}
 	}
+	if h, _ := hint("exp", "torch.float32"); strings.Contains(h, "compute it in float32") {
+		t.Errorf("hint(exp, float32) = %q: it is float32 already", h)
+	}
+	if h, _ := hint("exp", "torch.float16"); !strings.Contains(h, "compute it in float32") {
+		t.Errorf("hint(exp, float16) = %q", h)
+	}
 	if h, _ := hint("log", "torch.bfloat16"); strings.Contains(h, "%") {
 		t.Errorf("hint(log) = %q", h)
 	}

@@ -2,7 +2,7 @@
 # Regenerate testdata/realruns from scratch: msprobe source, stubs, the training
 # runs, the scan (truth files) and the archives.
 #
-#   sh testdata/realruns/make.sh [scenario ...]      (default: all six)
+#   sh testdata/realruns/make.sh [scenario ...]      (default: all nine)
 #
 # Needs Debian's /usr/bin/python3 with python3-torch (1.13), numpy, yaml, pandas,
 # openpyxl, tqdm, and a bare git copy of Ascend/msprobe (MSPROBE_GIT).
@@ -16,7 +16,8 @@ STUBS=${STUBS:-/tmp/realruns-stubs}
 JOB=/home/user/job            # neutral path: it is what stack.json shows
 PY=/usr/bin/python3
 
-ALL="custom-bwd-kernel pp-p2p-microbatch zero1-reduce-broadcast reducer-zero-count forward-only sparse-steps-loss-scale"
+ALL="custom-bwd-kernel pp-p2p-microbatch zero1-reduce-broadcast reducer-zero-count forward-only sparse-steps-loss-scale
+     fp16-allreduce-two-groups inf-absorbed-next-step pp-weight-from-update"
 SCENARIOS=${*:-$ALL}
 
 # 1. msprobe from source, plus the einops stub msprobe imports at start-up
@@ -41,7 +42,7 @@ steps_of() {
 }
 levels_of() {
     case $1 in
-        custom-bwd-kernel|reducer-zero-count) echo "L1 mix" ;;
+        custom-bwd-kernel|reducer-zero-count|fp16-allreduce-two-groups) echo "L1 mix" ;;
         *) echo "L1" ;;
     esac
 }

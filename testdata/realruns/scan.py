@@ -152,6 +152,88 @@ TRUTH = {
             "recovered": [{"step": 2, "ranks": [1], "op": "Tensor.half.0.forward"}],
         },
     },
+    "fp16-allreduce-two-groups": {
+        "description": (
+            "Tensor parallel 2 x data parallel 2, all groups made with dist.new_group: data-parallel groups "
+            "[0,1] and [2,3] (the two shards), tensor-parallel groups [0,2] and [1,3] (the two data replicas). "
+            "A per-token classifier with a column-parallel fc and a row-parallel head whose partial outputs "
+            "are summed by an all_reduce in the tensor-parallel group inside the forward (an "
+            "autograd.Function). Token-summed loss times a static loss scale of 8192; each gradient is cast "
+            "to float16 and all_reduced in its data-parallel group (reversed parameters() order: fc.bias, "
+            "fc.weight, head_bias, head_weight), then unscaled in float32; torch.optim.Adam. At step 3 the "
+            "shared label schedule has no class 3, so on every rank the scaled head_bias gradient of class 3 "
+            "is about 46000 (finite in float16) and each group's sum about 92800 > 65504: "
+            "Distributed.all_reduce.3.forward (head_bias) makes +Inf from finite inputs in group [0,1] and, "
+            "independently, in group [2,3] (tie, no carrier; in group [0,1] the head_weight all_reduce .4 "
+            "overflows too). Adam turns the Inf into NaN (Tensor.addcdiv_, Inf/Inf); step 4 is NaN "
+            "everywhere."),
+        "levels": ["L1", "mix"],
+        "truth": {
+            "anomaly": True, "step": 3, "ranks": [0, 1, 2, 3],
+            "op": "Distributed.all_reduce.3.forward",
+            "stage": "backward", "kind": "inf", "tie": True, "captured": True,
+            "first_nan": {"step": 3, "rank": 0, "op": "Tensor.addcdiv_.0.forward"},
+            "carrier": None,
+            "recovered": [],
+        },
+        # the two groups of the origin: every member's own input is finite
+        "collective_groups": [[0, 1], [2, 3]],
+    },
+    "inf-absorbed-next-step": {
+        "description": (
+            "4-rank data parallel Poisson regression of counts: log_rate = wide(x) + out(softplus(deep(log x))), "
+            "loss = mean(exp(log_rate) - y * log_rate), gradient all_reduce per parameter, SGD. At step 3 "
+            "rank 1's batch holds an amount 1000 times too large: the wide part gives a log-rate of 160 and "
+            "Torch.exp.0.forward gives +Inf from finite inputs. The loss and every gradient of rank 1 are +Inf "
+            "or -Inf but nothing is NaN; Distributed.all_reduce.0.forward (wide.weight) brings +Inf to ranks "
+            "0, 2, 3 and SGD writes -Inf/+Inf into every parameter, with no NaN anywhere in step 3. At step 4 "
+            "the wide part is -Inf (Functional.linear.0.forward, all weights -Inf) and the deep layer, whose "
+            "weights are +Inf and -Inf, computes Inf - Inf: the first NaN is Functional.linear.1.forward."),
+        "levels": ["L1"],
+        "truth": {
+            "anomaly": True, "step": 3, "ranks": [1],
+            "op": "Torch.exp.0.forward",
+            "stage": "forward", "kind": "inf", "tie": False, "captured": True,
+            "first_nan": {"step": 4, "rank": 1, "op": "Functional.linear.1.forward"},
+            "carrier": {"step": 3, "op": "Distributed.all_reduce.0.forward",
+                        "from_ranks": [1], "to_ranks": [0, 2, 3]},
+            "recovered": [],
+        },
+        "no_nan_steps": [3],
+    },
+    "pp-weight-from-update": {
+        "description": (
+            "2 pipeline stages x 2 data-parallel replicas (ranks 0,1 stage 0, ranks 2,3 stage 1; 0->2, 1->3 "
+            "with keyword dist.send/dist.recv, 2 micro-batches, GPipe order), gradient all_reduce in each "
+            "stage's dist.new_group, then a layer-wise adaptive update (lr * trust * |w| / |g| * g) written "
+            "with torch._foreach_* calls. Stage 1 has one adapter per data domain, mixed by the routing "
+            "one-hot. At step 2 the shared domain schedule pauses domain 1, so adapter 1's gradient is "
+            "exactly 0 on both stage-1 replicas; |w| / 0 = Inf and Inf * 0 = NaN are computed by "
+            "torch._foreach_div / _foreach_mul / _foreach_add_, which msprobe does not dump at L1 (only "
+            "Torch._foreach_norm is dumped, and it is finite): step 2's dump is clean but adapters.1 is NaN "
+            "on ranks 2 and 3 after it. At step 3 both stage-1 ranks first show NaN in "
+            "Functional.linear.2.forward (adapter 1 on micro-batch 0, NaN weight input); their backward "
+            "gradients go to stage 0 by Distributed.send.0.forward (2 -> 0 and 3 -> 1). Step 4 is NaN "
+            "everywhere."),
+        "levels": ["L1"],
+        "truth": {
+            "anomaly": True, "step": 3, "ranks": [2, 3],
+            "op": "Functional.linear.2.forward",
+            "stage": "optimizer", "kind": "nan", "tie": True, "captured": False,
+            "first_nan": None,
+            "carrier": {"step": 3, "op": "Distributed.send.0.forward",
+                        "from_ranks": [2], "to_ranks": [0]},
+            "recovered": [],
+        },
+        "carrier_to_op": "Distributed.recv.0.forward",
+        # the other hop of the origin step (op on the sender, op on the receiver)
+        "spread": [{"op": "Distributed.send.0.forward", "to_op": "Distributed.recv.0.forward",
+                    "from_ranks": [3], "to_ranks": [1]}],
+        # the update of the step before wrote it: nothing after the gradient norms is dumped, one
+        # gradient norm is exactly 0, and the training log names the NaN parameters
+        "hidden_update": {"step": 2, "ranks": [2, 3], "last_op": "Torch._foreach_norm.1.forward",
+                          "zero_items": [4, 5], "params": ["adapters.1.weight", "adapters.1.bias"]},
+    },
 }
 
 
@@ -277,7 +359,10 @@ def verify(scenario, spec, dumps):
             if op not in rd.data:
                 continue
             c.check(first(rd) == op, f"{level} step{t['step']} rank{r}: first is {first(rd)}, not {op}")
-            c.check(not rd.bad_in[op], f"{level} {op} rank{r}: inputs not finite {rd.bad_in[op]}")
+            if t["captured"]:
+                c.check(not rd.bad_in[op], f"{level} {op} rank{r}: inputs not finite {rd.bad_in[op]}")
+            else:
+                c.check(rd.bad_in[op], f"{level} {op} rank{r}: inputs finite, but the origin is not captured")
             kinds = rd.bad_out[op]
             if t["kind"] == "nan":
                 c.check("nan" in kinds, f"{level} {op} rank{r}: output {kinds}, expected nan")
@@ -310,7 +395,17 @@ def verify(scenario, spec, dumps):
                 c.check(to_op in rd.data and not rd.bad_in[to_op] and rd.bad_out[to_op],
                         f"{level} carrier {to_op} rank{r}: not finite-in / non-finite-out")
                 c.check(first(rd) == to_op, f"{level} rank{r}: first is {first(rd)}, not {to_op}")
-            rest = [r for r in range(WORLD) if r not in car["from_ranks"] + car["to_ranks"]]
+            for hop in spec.get("spread", []):
+                for r in hop["from_ranks"]:
+                    c.check(cs[r].bad_in.get(hop["op"]), f"{level} hop {hop['op']} rank{r}: input finite")
+                for r in hop["to_ranks"]:
+                    rd = cs[r]
+                    c.check(hop["to_op"] in rd.data and not rd.bad_in[hop["to_op"]] and rd.bad_out[hop["to_op"]],
+                            f"{level} hop {hop['to_op']} rank{r}: not finite-in / non-finite-out")
+                    c.check(first(rd) == hop["to_op"], f"{level} rank{r}: first is {first(rd)}, not {hop['to_op']}")
+            reached = car["from_ranks"] + car["to_ranks"] + t["ranks"]
+            reached += [r for hop in spec.get("spread", []) for r in hop["to_ranks"]]
+            rest = [r for r in range(WORLD) if r not in reached]
             for r in rest:
                 i, n = (cs[r].first_nan_or_posinf() if mask else cs[r].first_nonfinite())
                 j = cs[r].names.index(to_op) if to_op in cs[r].names else None
@@ -340,11 +435,48 @@ def verify(scenario, spec, dumps):
             for r, rd in steps[nxt].items():
                 c.check(first(rd) is None, f"{level} step{nxt} rank{r}: not recovered ({first(rd)})")
             c.check(any(first(rd) for rd in steps[s].values()), f"{level} step{s}: recovered but clean")
+        # a collective origin: in each group every member's input was finite
+        for grp in spec.get("collective_groups", []):
+            for r in grp:
+                c.check(r in t["ranks"] and op in st[r].data and not st[r].bad_in[op],
+                        f"{level} group {grp} rank{r}: {op} not a collective origin there")
+                g = st[r].data.get(op, {}).get("input_kwargs", {}).get("group", {})
+                c.check(g.get("group_ranks") == grp, f"{level} rank{r}: {op} group {g.get('group_ranks')} != {grp}")
+        # steps that hold Inf but no NaN anywhere
+        for s in spec.get("no_nan_steps", []):
+            for r, rd in steps[s].items():
+                c.check(all("nan" not in rd.bad[n] for n in rd.names), f"{level} step{s} rank{r}: holds NaN")
+        # a parameter written non-finite by calls that are not in the dump
+        hu = spec.get("hidden_update")
+        if hu:
+            for r in hu["ranks"]:
+                rd = steps[hu["step"]][r]
+                c.check(rd.names and rd.names[-1] == hu["last_op"],
+                        f"{level} step{hu['step']} rank{r}: last entry {rd.names[-1:]} not {hu['last_op']}")
+                outs = rd.data.get(hu["last_op"], {}).get("output", [])
+                for i in hu["zero_items"]:
+                    c.check(i < len(outs) and outs[i].get("Max") == 0.0 and outs[i].get("Min") == 0.0,
+                            f"{level} step{hu['step']} rank{r}: {hu['last_op']} output {i} is not 0")
         # everything after the origin step stays non-finite (the anomaly persists)
         for s in dumped:
             if s > t["step"]:
                 for r, rd in steps[s].items():
                     c.check(first(rd) is not None, f"{level} step{s} rank{r}: clean after the origin")
+    return c.errors
+
+
+def verify_log(root, scenario, spec):
+    """Claims about the training log (train-log/rank<M>.json, written after each step)."""
+    c = Checker()
+    hu = spec.get("hidden_update")
+    if hu:
+        for r in hu["ranks"]:
+            with open(os.path.join(root, scenario, "train-log", f"rank{r}.json")) as f:
+                steps = {x["step"]: x for x in json.load(f)["steps"]}
+            before, after = steps[hu["step"] - 1], steps[hu["step"]]
+            c.check(not before["nonfinite_params"], f"log rank{r} step{hu['step'] - 1}: {before['nonfinite_params']}")
+            c.check(after["nonfinite_params"] == hu["params"],
+                    f"log rank{r} step{hu['step']}: {after['nonfinite_params']} != {hu['params']}")
     return c.errors
 
 
@@ -396,6 +528,7 @@ def main():
     spec = TRUTH[args.scenario]
     dumps = load(args.root, args.scenario)
     errors = verify(args.scenario, spec, dumps)
+    errors += verify_log(args.root, args.scenario, spec)
     if args.markdown:
         print(markdown(args.scenario, spec, dumps))
     if errors:

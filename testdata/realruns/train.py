@@ -3,9 +3,9 @@
 
 Every scenario is a real training loop (torch.multiprocessing.spawn, gloo on
 127.0.0.1, 4 processes). The fault of each scenario comes from the data: the
-data pipeline (load_batch) holds a bad record for one step on one rank (or, for
-reducer-zero-count, a domain schedule that leaves one expert without tokens on
-every rank). Nothing in a model or kernel looks at the rank or the step.
+data pipeline (load_batch) holds a bad record for one step on one rank, or a
+schedule shared by every shard changes one step's batches on every rank (a
+paused domain, a missing class). No model, kernel or optimizer looks at either.
 
     python3 train.py --scenario custom-bwd-kernel --dump-config cfg.json \
         --port 29611 --steps 5 --log-dir logs/
@@ -56,8 +56,8 @@ def shard_generator(shard, step):
 
 def load_batch(scenario, rank, step):
     """Return this rank's batch for this step (a dict of tensors)."""
-    if scenario == "pp-p2p-microbatch":
-        return load_pp_batch(rank, step)
+    if scenario in OWN_LAYOUT:                    # scenarios with their own batch layout
+        return OWN_LAYOUT[scenario](rank, step)
     g = shard_generator(rank, step)
     bad = BAD_RECORDS.get((scenario, rank, step))
     x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5          # strictly positive
@@ -554,6 +554,299 @@ def main():
     ap.add_argument("--log-dir", default="", help="where to write rank<N>.json")
     args = ap.parse_args()
     mp.spawn(worker, args=(args,), nprocs=WORLD, join=True)
+
+
+# ==========================================================================
+# G, H, I. stack.json shows the line numbers and source lines of train.py, so
+# the code the scenarios above run keeps its lines; the later scenarios, their
+# data tables and their batch layouts follow here.
+# ==========================================================================
+BAD_RECORDS[("inf-absorbed-next-step", 1, 3)] = "milli-units"  # one amount 1000x too large
+
+# pp-weight-from-update: the same kind of schedule as DOMAIN_SCHEDULE, for the
+# domain adapters of pipeline stage 1; at step 2 domain 1 is paused.
+PP_DOMAIN_SCHEDULE = {2: [0.5, 0.0, 0.5]}
+
+# fp16-allreduce-two-groups: the label mixture of each step, shared by every
+# shard (a class-balanced sampler); at step 3 the pool of class 3 is empty.
+LABEL_SCHEDULE = {3: [1 / 3, 1 / 3, 1 / 3, 0.0]}
+LABEL_DEFAULT = [0.25, 0.25, 0.25, 0.25]
+
+
+def load_tagging_batch(rank, step):
+    """Token tagging, tensor parallel x data parallel: replica r = rank % 2
+    (ranks 0 and 2 read replica 0, ranks 1 and 3 replica 1). Every token has a
+    label drawn from the step's label mixture."""
+    g = shard_generator(rank % 2, step)
+    x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5
+    probs = torch.tensor(LABEL_SCHEDULE.get(step, LABEL_DEFAULT))
+    y = torch.multinomial(probs, B * T, replacement=True, generator=g).view(B, T)
+    return {"x": x, "y": y}
+
+
+def load_count_batch(rank, step):
+    """Count regression: B records of FEAT positive amounts, a count each."""
+    g = shard_generator(rank, step)
+    x = torch.rand(B, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.randint(0, 4, (B,), generator=g).float()
+    if BAD_RECORDS.get(("inf-absorbed-next-step", rank, step)) == "milli-units":
+        x[2, 5] = x[2, 5] * 1000.0                                # amount 5 of record 2
+    return {"x": x, "y": y}
+
+
+def load_pp_domain_batch(rank, step):
+    """Pipeline with domain adapters: replica r = rank % 2; stage 0 reads x,
+    stage 1 reads y and the domain of the same records. Two micro-batches."""
+    g = shard_generator(rank % 2, step)
+    x = torch.rand(2 * B, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.randint(0, CLASSES, (2 * B,), generator=g)
+    probs = torch.tensor(PP_DOMAIN_SCHEDULE.get(step, DOMAIN_DEFAULT))
+    domain = torch.multinomial(probs, 2 * B, replacement=True, generator=g)
+    return {"x": list(x.split(B)), "y": list(y.split(B)), "domain": list(domain.split(B))}
+
+
+OWN_LAYOUT = {
+    "pp-p2p-microbatch": load_pp_batch,
+    "fp16-allreduce-two-groups": load_tagging_batch,
+    "inf-absorbed-next-step": load_count_batch,
+    "pp-weight-from-update": load_pp_domain_batch,
+}
+
+
+def absmax(t):
+    """Largest |value| of a tensor, read on the Python side (tolist is not an
+    API msprobe wraps, so this leaves no entry in the dump)."""
+    def walk(v):
+        return max(walk(u) for u in v) if isinstance(v, list) else abs(v)
+    return walk(t.tolist())
+
+
+# --------------------------------------------------------------------------
+# G. fp16-allreduce-two-groups
+# --------------------------------------------------------------------------
+class TPAllReduce(torch.autograd.Function):
+    """Sum of the row-parallel partial outputs over the tensor-parallel group.
+    Every shard needs the whole gradient of the sum: the backward is the
+    identity."""
+
+    @staticmethod
+    def forward(ctx, partial, group):
+        out = partial.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class TPTagger(nn.Module):
+    """Per-token classifier split over 2 tensor-parallel shards: fc is column
+    parallel (half of the hidden units per shard), the head row parallel (its
+    half of the inputs); the head bias is replicated. The head starts at zero
+    (uniform predictions at step 0)."""
+
+    def __init__(self, shard, tp_group, shards=2):
+        super().__init__()
+        full_fc = nn.Linear(FEAT, D)
+        part = slice(shard * D // shards, (shard + 1) * D // shards)
+        self.tp_group = tp_group
+        self.fc = nn.Linear(FEAT, D // shards)
+        self.head_weight = nn.Parameter(torch.zeros(CLASSES, D // shards))
+        self.head_bias = nn.Parameter(torch.zeros(CLASSES))
+        with torch.no_grad():
+            self.fc.weight.copy_(full_fc.weight[part])
+            self.fc.bias.copy_(full_fc.bias[part])
+
+    def forward(self, x):
+        h = torch.tanh(self.fc(x))
+        partial = F.linear(h, self.head_weight)
+        return TPAllReduce.apply(partial, self.tp_group) + self.head_bias
+
+
+class TPxDPFp16:
+    """Tensor parallel 2 x data parallel 2. Ranks 0,1 hold shard 0 and ranks
+    2,3 shard 1 (data-parallel groups [0,1] and [2,3]); ranks 0,2 read replica 0
+    and ranks 1,3 replica 1 (tensor-parallel groups [0,2] and [1,3]).
+    Token-summed loss with a static loss scale; gradients are sent as float16
+    (all_reduce in the data-parallel group, in reversed parameters() order:
+    fc.bias, fc.weight, head_bias, head_weight), then unscaled and divided by
+    the group's token count in float32; Adam."""
+
+    LOSS_SCALE = 2.0 ** 13
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.shard, self.replica = rank // 2, rank % 2
+        # every rank creates every group, in the same order
+        dp_groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        tp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
+        self.dp_group = dp_groups[self.shard]
+        self.model = TPTagger(self.shard, tp_groups[self.replica])
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        logits = model(batch["x"])
+        loss_sum = F.cross_entropy(logits.reshape(-1, CLASSES), batch["y"].reshape(-1), reduction="sum")
+        (loss_sum * self.LOSS_SCALE).backward()
+        tokens = 2 * B * T                                        # tokens of the data-parallel group
+        sent, got = [], []
+        for p in reversed(list(model.parameters())):
+            g16 = p.grad.half()
+            sent.append(absmax(g16))
+            dist.all_reduce(g16, group=self.dp_group)
+            got.append(absmax(g16))
+            p.grad.copy_(g16.float() / (self.LOSS_SCALE * tokens))
+        local = loss_sum.detach() / (B * T)
+        avg = avg_of(local, group=self.dp_group, size=2)
+        self.opt.step()
+        names = [n for n, _ in reversed(list(model.named_parameters()))]
+        return {"local_loss": local.item(), "avg_loss": avg,
+                "fp16_grad_absmax_sent": dict(zip(names, sent)),
+                "fp16_grad_absmax_reduced": dict(zip(names, got))}
+
+
+# --------------------------------------------------------------------------
+# H. inf-absorbed-next-step
+# --------------------------------------------------------------------------
+class WideDeep(nn.Module):
+    """Log-rate of a count: a linear ("wide") part on the raw amounts plus a
+    small MLP ("deep") on their logs."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide = nn.Linear(FEAT, 1)
+        self.deep = nn.Linear(FEAT, D)
+        self.out = nn.Linear(D, 1)
+
+    def forward(self, x):
+        wide = self.wide(x)
+        deep = self.out(F.softplus(self.deep(torch.log(x))))
+        return (wide + deep).squeeze(-1)
+
+
+class PoissonCounts:
+    """Data parallel Poisson regression: loss = mean(exp(log_rate) - y * log_rate),
+    gradient all_reduce per parameter, SGD."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = WideDeep()
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        log_rate = model(batch["x"])
+        loss = (torch.exp(log_rate) - batch["y"] * log_rate).mean()
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        sgd(model.parameters(), 0.01)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# I. pp-weight-from-update
+# --------------------------------------------------------------------------
+class PlainStage0(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(FEAT, D)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class AdapterStage1(nn.Module):
+    """One adapter per data domain; every adapter runs on every record and the
+    routing one-hot mixes them."""
+
+    def __init__(self, domains=3):
+        super().__init__()
+        self.fc = nn.Linear(D, D)
+        self.adapters = nn.ModuleList([nn.Linear(D, D) for _ in range(domains)])
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, h, domain):
+        h = torch.relu(self.fc(h))
+        route = F.one_hot(domain, len(self.adapters)).to(h.dtype)   # [B, E]
+        mixed = 0
+        for e, adapter in enumerate(self.adapters):
+            mixed = mixed + route[:, e, None] * adapter(h)
+        return self.head(torch.relu(mixed))
+
+
+def lars_foreach(params, lr, trust=0.02):
+    """Layer-wise adaptive step: every tensor moves by lr * trust * |w| / |g| * g,
+    with one torch._foreach_* call per list (the way fused optimizers work)."""
+    params = list(params)
+    grads = [p.grad for p in params]
+    with torch.no_grad():
+        w_norms = torch._foreach_norm(params)
+        g_norms = torch._foreach_norm(grads)
+        ratios = torch._foreach_div(w_norms, g_norms)
+        scales = [-lr * trust * r.item() for r in ratios]
+        torch._foreach_add_(params, torch._foreach_mul(grads, scales))
+
+
+class PipelineAdapters:
+    """Ranks 0,1 = stage 0, ranks 2,3 = stage 1; replica r = rank % 2, so
+    0 -> 2 and 1 -> 3. GPipe order with 2 micro-batches, gradient all_reduce
+    inside each stage's group, layer-wise adaptive update."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        torch.manual_seed(0)
+        s0, s1 = PlainStage0(), AdapterStage1()
+        self.stage = 0 if rank < 2 else 1
+        self.model = s0 if self.stage == 0 else s1
+        self.peer = rank + 2 if self.stage == 0 else rank - 2
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        self.dp_group = groups[self.stage]
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        mbs = 2
+        if self.stage == 0:
+            outs = []
+            for x in batch["x"]:
+                h = model(x)
+                dist.send(h.detach(), dst=self.peer)
+                outs.append(h)
+            for h in outs:
+                gbuf = torch.empty(B, D)
+                dist.recv(gbuf, src=self.peer)
+                h.backward(gbuf)
+            grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+            lars_foreach(model.parameters(), 0.5)
+            return {"local_loss": None, "avg_loss": None}
+        losses, inputs = [], []
+        for y, domain in zip(batch["y"], batch["domain"]):
+            buf = torch.empty(B, D)
+            dist.recv(buf, src=self.peer)
+            buf.requires_grad_(True)
+            losses.append(F.cross_entropy(model(buf, domain), y) / mbs)
+            inputs.append(buf)
+        for loss, buf in zip(losses, inputs):
+            loss.backward()
+            dist.send(buf.grad, dst=self.peer)
+        grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+        local = torch.stack([l.detach() for l in losses]).sum()
+        avg = avg_of(local, group=self.dp_group, size=2)
+        lars_foreach(model.parameters(), 0.5)
+        domains = [d for mb in batch["domain"] for d in mb.tolist()]
+        counts = [domains.count(e) for e in range(len(model.adapters))]
+        return {"local_loss": local.item(), "avg_loss": avg, "records_per_domain": counts}
+
+
+SCENARIOS.update({
+    "fp16-allreduce-two-groups": TPxDPFp16,
+    "inf-absorbed-next-step": PoissonCounts,
+    "pp-weight-from-update": PipelineAdapters,
+})
 
 
 if __name__ == "__main__":
