@@ -73,3 +73,23 @@ func TestRealRunsTruth(t *testing.T) {
 		}
 	}
 }
+
+// A forward-only dump (data_mode ["forward"]): no backward entry, so the
+// masks' -inf of the clean steps cannot be severe, and the byte search
+// clears those files without parsing them.
+func TestRealForwardOnlyMasksAreCleared(t *testing.T) {
+	dir := filepath.Join(realruns.Dir(t, "forward-only"), "L1")
+	v, err := Run(context.Background(), Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := 0
+	for _, st := range v.Steps {
+		if st.Status == "clean" {
+			clean++
+		}
+	}
+	if clean != 3 || v.Scanned.Cleared < 4*clean {
+		t.Errorf("%d clean steps, %d of %d files cleared, want every file of the 3 clean steps", clean, v.Scanned.Cleared, v.Scanned.Files)
+	}
+}
