@@ -27,7 +27,8 @@ func Root() (string, error) {
 	}
 }
 
-// Dir is Root joined with parts; the test skips when that path is absent.
+// Dir is Root joined with parts; the test fails when that path is absent:
+// the real fixtures are part of what the tests need, not an option.
 func Dir(tb testing.TB, parts ...string) string {
 	tb.Helper()
 	root, err := Root()
@@ -36,7 +37,7 @@ func Dir(tb testing.TB, parts ...string) string {
 	}
 	dir := filepath.Join(append([]string{root}, parts...)...)
 	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("real msprobe fixtures not found at %s (expected ../shared next to the repository): %v", dir, err)
+		tb.Fatalf("real msprobe fixtures not found at %s (they belong in ../shared next to the repository): %v", dir, err)
 	}
 	return dir
 }
