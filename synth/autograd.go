@@ -11,6 +11,9 @@ type node struct {
 	bwd  func(g []*tensor) []*tensor
 	// comm: the backward runs collectives, which record their own births.
 	comm bool
+	// own: the backward records its own entries (an autograd.Function
+	// whose backward calls hooked APIs).
+	own bool
 }
 
 // push records a node for outputs that require grad.
@@ -82,7 +85,7 @@ func (r *rk) backward(roots, seeds []*tensor) *gradSet {
 		}
 		if n.vis != visHidden || n.base != "" {
 			r.bwdEntry(n, gout, gin)
-		} else if !n.comm {
+		} else if !n.comm && !n.own {
 			r.hiddenEvent("backward", gout, gin)
 		}
 		for k, in := range n.ins {

@@ -127,28 +127,6 @@ func (c *comm) take(key string) p2pMsg {
 	}
 }
 
-// carrierEv is a collective that moved illegitimate non-finite data to
-// ranks that had none.
-type carrierEv struct {
-	step int
-	clk  int64
-	op   string
-	from []int
-	to   []int
-}
-
-// tracker collects cross-rank events.
-type tracker struct {
-	mu       sync.Mutex
-	carriers []carrierEv
-}
-
-func (t *tracker) add(e carrierEv) {
-	t.mu.Lock()
-	t.carriers = append(t.carriers, e)
-	t.mu.Unlock()
-}
-
 // nextName is the entry name the next call of prefix.api will get.
 func (r *rk) nextName(prefix, api string) string {
 	return r.entryName(prefix, api, r.counters[apiKey{prefix, api}])
@@ -237,7 +215,7 @@ func (r *rk) allReduce(s *site, t *tensor, g *group) *tensor {
 		}
 		sum := sumTensors(ts, newGen(uint64(r.w.spec.Seed), seed))
 		out := make([]collOut, len(ins))
-		r.w.judge(r.step, clk+1, ins, func(int) *tensor { return sum }, out)
+		r.w.judge(ins, func(int) *tensor { return sum }, out)
 		for i := range out {
 			out[i].clk = clk + 1
 			c := sum.clone()
@@ -254,42 +232,28 @@ func (r *rk) allReduce(s *site, t *tensor, g *group) *tensor {
 	o.RG = t.RG
 	outArgs := append([]arg{o}, kwValues(kw)...)
 	r.op(&opSpec{prefix: "Distributed", api: "all_reduce", site: s, in: args(t), kw: kw, out: outArgs,
-		inT: []*tensor{t}, outT: []*tensor{o}, collective: true, birth: res.birth})
+		inT: []*tensor{t}, outT: []*tensor{o}, collective: true, birth: res.birth,
+		coll: r.groupSide(g, "all_reduce", []*tensor{t}, []*tensor{o})})
 	return o
 }
 
-// judge decides births and carriers of a collective. received(i) is what
+// judge decides the births of a collective: a collective whose inputs
+// were all clean made what its participants received. received(i) is what
 // participant i gets.
-func (w *world) judge(step int, clk int64, ins []collIn, received func(int) *tensor, out []collOut) {
-	var from, to []int
-	fromName := ""
+func (w *world) judge(ins []collIn, received func(int) *tensor, out []collOut) {
 	anyTaintIn := false
 	for i, x := range ins {
 		sent := x.t.tainted()
 		for _, p := range x.pieces {
 			sent = sent || p.tainted()
 		}
-		if sent {
-			anyTaintIn = true
-			from = append(from, x.rank)
-			if fromName == "" {
-				fromName = x.name
-			}
-		}
-		rec := received(i)
-		out[i].tainted = rec.tainted()
-		if !sent && rec.tainted() && !x.contaminated {
-			to = append(to, x.rank)
-		}
+		anyTaintIn = anyTaintIn || sent
+		out[i].tainted = received(i).tainted()
 	}
 	if !anyTaintIn {
 		for i := range ins {
 			out[i].birth = received(i).tainted()
 		}
-		return
-	}
-	if len(to) > 0 {
-		w.tr.add(carrierEv{step: step, clk: clk, op: fromName, from: from, to: to})
 	}
 }
 
@@ -333,7 +297,7 @@ func (r *rk) allToAll(s *site, buf, input *tensor, pieces []*tensor, counts []in
 			recv[j] = joinPieces(ps, cs, input.DT, rowShape)
 			out[j].clk = clk + 1
 		}
-		r.w.judge(r.step, clk+1, ins, func(j int) *tensor { return recv[j] }, out)
+		r.w.judge(ins, func(j int) *tensor { return recv[j] }, out)
 		for j := range out {
 			out[j].t = recv[j]
 		}
@@ -351,7 +315,8 @@ func (r *rk) allToAll(s *site, buf, input *tensor, pieces []*tensor, counts []in
 	outArgs := append([]arg{res.t}, inArgs[1:]...)
 	outArgs = append(outArgs, kwValues(kw)...)
 	r.op(&opSpec{prefix: "Distributed", api: "all_to_all_single", site: s, in: inArgs, kw: kw, out: outArgs,
-		inT: []*tensor{input}, outT: []*tensor{res.t}, collective: true, birth: res.birth})
+		inT: []*tensor{input}, outT: []*tensor{res.t}, collective: true, birth: res.birth,
+		coll: r.groupSide(g, "all_to_all_single", []*tensor{input}, []*tensor{res.t})})
 	return a2aResult{recv: res.t, pieces: res.pieces, counts: res.counts}
 }
 
@@ -399,8 +364,10 @@ func (r *rk) send(s *site, t *tensor, dst int) {
 	r.st.clk++
 	r.w.comm.post("p2p|"+strconv.Itoa(r.rank)+">"+strconv.Itoa(dst)+"|"+strconv.Itoa(r.step)+"|"+strconv.Itoa(seq),
 		p2pMsg{t: t, clk: r.st.clk, name: name, rank: r.rank})
-	r.op(&opSpec{prefix: "Distributed", api: "send", site: s, in: []arg{t, aInt(dst)}, out: []arg{t, aInt(dst)},
-		inT: []*tensor{t}, outT: []*tensor{t}, collective: true})
+	in, kw := r.peerArg([]arg{t}, "dst", dst)
+	r.op(&opSpec{prefix: "Distributed", api: "send", site: s, in: in, kw: kw, out: []arg{t, aInt(dst)},
+		inT: []*tensor{t}, outT: []*tensor{t}, collective: true,
+		coll: &collSpec{clock: p2pClock(r.rank, dst), send: []*tensor{t}, members: pair(r.rank, dst)}})
 }
 
 // recv receives from src into a buffer created at bufSite.
@@ -419,16 +386,26 @@ func (r *rk) recv(bufSite, s *site, src int, shape []int, dt dtype, like *tensor
 	if got.tainted() && !m.t.tainted() {
 		got.Legit = false
 	}
-	if got.tainted() && !r.st.contaminated {
-		r.w.tr.add(carrierEv{step: r.step, clk: clk, op: m.name, from: []int{src}, to: []int{r.rank}})
-	}
 	if got.tainted() {
 		r.st.contaminated = true
 	}
 	r.st.clk = clk - 1
-	r.op(&opSpec{prefix: "Distributed", api: "recv", site: s, in: []arg{r.bufArg(buf), aInt(src)}, out: []arg{got, aInt(src)},
-		inT: []*tensor{}, outT: []*tensor{got}, collective: true})
+	in, kw := r.peerArg([]arg{r.bufArg(buf)}, "src", src)
+	r.op(&opSpec{prefix: "Distributed", api: "recv", site: s, in: in, kw: kw, out: []arg{got, aInt(src)},
+		inT: []*tensor{}, outT: []*tensor{got}, collective: true,
+		coll: &collSpec{clock: p2pClock(src, r.rank), recv: []*tensor{got}, members: pair(src, r.rank)}})
 	return got
+}
+
+// peerArg passes a peer or root after the arguments in: positionally, or
+// as the keyword name (Format.Peers). msprobe writes output as the
+// positional arguments followed by the keyword values, so the output is
+// the same either way.
+func (r *rk) peerArg(in []arg, name string, peer int) ([]arg, []kv) {
+	if r.fmt().Peers == "keyword" {
+		return in, []kv{{name, aInt(peer)}}
+	}
+	return append(in, aInt(peer)), nil
 }
 
 // bufArg is a receive buffer on the input side as the format writes it.
@@ -496,4 +473,12 @@ func (r *rk) garbage(shape []int, dt dtype) *tensor {
 	}
 	t.Legit = t.nonFinite()
 	return t
+}
+
+// pair is the two peers of a message, ascending.
+func pair(a, b int) []int {
+	if a > b {
+		a, b = b, a
+	}
+	return []int{a, b}
 }

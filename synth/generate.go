@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,12 +22,15 @@ type world struct {
 	topo  *topology
 	ranks []*rankState
 	comm  *comm
-	tr    *tracker
 	// dry: write nothing, only count the bytes of each dump.json (Fit)
 	dry bool
 	out *outSizes
 	// side writes the training log and monitor output (nil: none)
 	side *sidecar
+	// walk reads the truth off the dumped steps as they are simulated;
+	// cuts are the truncation offsets of damaged dump.json files.
+	walk *truthWalk
+	cuts map[[2]int]int64
 }
 
 // rankState is what a rank keeps from one step to the next.
@@ -43,6 +47,12 @@ type rankState struct {
 	dumpBytes    int64 // size of the last dump.json written
 	// passEnds: in dry runs, the dump.json offset after each micro-batch
 	passEnds []int64
+	// log is what the last dumped step's dump.json shows
+	log *stepLog
+	// scale is the loss scale (Spec.LossScale); skipped counts the steps
+	// the loss scaler skipped
+	scale   float64
+	skipped int
 }
 
 // birthRec is an op that created illegitimate non-finite values from clean
@@ -55,15 +65,13 @@ type birthRec struct {
 	captured    bool
 	stage, kind string
 	end         int64 // byte offset after the entry in dump.json
-	visible     *OpAt // first dumped entry showing the anomaly
-	visibleEnd  int64
-	firstNaN    *OpAt
 }
 
 func newWorld(s *Spec) *world {
-	w := &world{spec: s, dims: specDims(s), topo: newTopology(s), tr: &tracker{}, out: newOutSizes(s.Ranks)}
+	w := &world{spec: s, dims: specDims(s), topo: newTopology(s), out: newOutSizes(s.Ranks),
+		walk: &truthWalk{}, cuts: map[[2]int]int64{}}
 	for r := 0; r < s.Ranks; r++ {
-		st := &rankState{rank: r, chains: newChains(), lossBad: -1}
+		st := &rankState{rank: r, chains: newChains(), lossBad: -1, scale: initialLossScale}
 		st.lay = w.topo.layout(s, r)
 		st.model = w.buildModel(r, st.lay)
 		switch s.Format.RankDir {
@@ -109,8 +117,12 @@ func generate(spec Spec, dir string, side Sidecars) (*Truth, error) {
 	}
 	last := s.Steps[len(s.Steps)-1]
 	for step := 0; step <= last; step++ {
-		if err := w.runStep(step, slices.Contains(s.Steps, step), dir); err != nil {
+		dumped := slices.Contains(s.Steps, step)
+		if err := w.runStep(step, dumped, dir); err != nil {
 			return nil, err
+		}
+		if dumped {
+			w.see(step, step == last)
 		}
 		if err := w.side.endStep(step); err != nil {
 			return nil, err
@@ -196,10 +208,11 @@ func (e errAborted) Error() string { return "synth: aborted: " + e.err.Error() }
 // runRank executes and writes one rank's step.
 func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 	st := w.ranks[rank]
-	r := &rk{w: w, st: st, rank: rank, step: step, dumped: dumped, mix: w.spec.Level == "mix",
+	r := &rk{w: w, st: st, rank: rank, step: step, dumped: dumped, mix: w.spec.Level == "mix", fwdOnly: w.spec.DataMode == "forward",
 		g:        newGen(uint64(w.spec.Seed), uint64(step), uint64(rank), 0xac7),
 		counters: map[apiKey]int{}, modCount: map[*module]int{}, cseen: map[string]bool{},
-		collSeq: map[*group]int{}, p2pSeq: map[p2pKey]int{}, gradCount: map[*module]int{}}
+		collSeq: map[*group]int{}, p2pSeq: map[p2pKey]int{}, gradCount: map[*module]int{},
+		tokens: map[*module]int{}}
 	var rdir, path string
 	if dumped {
 		if !w.dry {
@@ -221,7 +234,12 @@ func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 			}
 		}()
 	}
+	if dumped && !w.dry && !w.walk.done {
+		r.seen = newStepLog()
+		r.seen.keepBwds = w.truncated(step, rank)
+	}
 	r.runStep()
+	st.log = r.seen
 	if !dumped {
 		return nil
 	}
@@ -275,21 +293,13 @@ func writeConstruct(path string, f *Format, o *outSizes, mix bool, ents []cEnt) 
 func (w *world) applyDamage(dir string, t *Truth) error {
 	for _, d := range w.spec.Damage {
 		rdir := filepath.Join(dir, "step"+strconv.Itoa(d.Step), w.ranks[d.Rank].dirName)
-		if d.TruncateAt > 0 {
-			p := filepath.Join(rdir, "dump.json")
-			fi, err := os.Stat(p)
-			if err != nil {
+		if d.Kind != "" {
+			if err := emptyDump(filepath.Join(rdir, "dump.json"), d.Kind); err != nil {
 				return fmt.Errorf("synth: damage: %w", err)
 			}
-			size := fi.Size()
-			from := int64(0)
-			if d.AfterOrigin {
-				if end := w.originEnd(d.Step, d.Rank); end > 0 {
-					from = end
-				}
-			}
-			cut := from + int64(d.TruncateAt*float64(size-from))
-			if err := os.Truncate(p, cut); err != nil {
+		}
+		if cut, ok := w.cuts[[2]int{d.Step, d.Rank}]; ok {
+			if err := os.Truncate(filepath.Join(rdir, "dump.json"), cut); err != nil {
 				return fmt.Errorf("synth: damage: %w", err)
 			}
 		}
@@ -307,16 +317,104 @@ func (w *world) applyDamage(dir string, t *Truth) error {
 	return nil
 }
 
-// originEnd is the byte offset after the origin entry (or the first entry
-// showing it) of the rank's first birth at step.
-func (w *world) originEnd(step, rank int) int64 {
-	for _, b := range w.ranks[rank].births {
-		if b.captured && b.step == step {
-			return b.end
+// emptyDump rewrites a dump.json so that it holds no entry that can be
+// read, the way kind says (see Damage.Kind).
+func emptyDump(path, kind string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	const open = `"data": {`
+	i := bytes.Index(b, []byte(open))
+	if i < 0 {
+		return errors.New("no data member in " + path)
+	}
+	head := bytes.TrimRight(b[:i], " \n")
+	var out []byte
+	switch kind {
+	case "empty-data":
+		out = append(append(slices.Clone(b[:i]), `"data": {}`...), "\n}"...)
+	case "no-data":
+		out = append(bytes.TrimSuffix(slices.Clone(head), []byte(",")), "\n}"...)
+	case "dup-data":
+		end := bytes.LastIndexByte(b, '}')
+		out = append(append(slices.Clone(bytes.TrimRight(b[:end], " \n")), ",\n "+`"data": {}`...), "\n}"...)
+	case "cut-header":
+		out = b[:min(len(b), i+len(open)+12)]
+	default:
+		return fmt.Errorf("unknown damage kind %q", kind)
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// cutOf is where the spec's damage cuts a rank's dump.json at a step (-1:
+// not cut), measured on the file just written; unread tells a file that
+// cannot be read at all. It is called once per dumped step.
+func (w *world) cutOf(step int, st *rankState) (cut int64, unread bool) {
+	cut = -1
+	for _, d := range w.spec.Damage {
+		if d.Step != step || d.Rank != st.rank {
+			continue
 		}
-		if b.visible != nil && b.visible.Step == step {
-			return b.visibleEnd
+		switch d.Kind {
+		case "":
+		case "dup-data":
+			// damage after the entries of the first data member
+			cut = st.dumpBytes
+		default:
+			unread = true
+		}
+		if d.TruncateAt > 0 {
+			size := st.dumpBytes
+			from := int64(0)
+			if d.AfterOrigin {
+				from = st.log.firstTaintEnd()
+			}
+			cut = from + int64(d.TruncateAt*float64(size-from))
+			w.cuts[[2]int{step, st.rank}] = cut
 		}
 	}
-	return 0
+	return cut, unread
+}
+
+// placeable reports whether a rank's stack.json or construct.json can
+// place an entry in the optimizer, and whether its stack.json is there
+// (the damage may remove them).
+func (w *world) placeable(step, rank int) (placeable, stack bool) {
+	stack, construct := true, w.spec.Level == "mix"
+	for _, d := range w.spec.Damage {
+		if d.Step == step && d.Rank == rank {
+			stack = stack && !d.DropStack
+			construct = construct && !d.DropConstruct
+		}
+	}
+	return stack || construct, stack
+}
+
+// truncated reports whether the spec cuts a rank's dump.json at a step.
+func (w *world) truncated(step, rank int) bool {
+	for _, d := range w.spec.Damage {
+		if d.Step == step && d.Rank == rank && d.TruncateAt > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// see builds the view of a dumped step and walks it.
+func (w *world) see(step int, last bool) {
+	if w.walk.done {
+		for _, st := range w.ranks {
+			st.log = nil
+		}
+		return
+	}
+	v := &stepView{step: step}
+	for _, st := range w.ranks {
+		cut, unread := w.cutOf(step, st)
+		placeable, stack := w.placeable(step, st.rank)
+		v.ranks = append(v.ranks, newRankView(st.rank, st.log, cut, unread, placeable, stack))
+		st.log = nil
+	}
+	w.walk.step(v, last)
 }

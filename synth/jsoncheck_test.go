@@ -162,8 +162,27 @@ func (v *jv) num() (float64, bool) {
 		case "-Infinity", "-inf":
 			return math.Inf(-1), true
 		}
+		f, err := strconv.ParseFloat(v.s, 64) // a numeric string (Format.StatStrings)
+		return f, err == nil
 	}
 	return 0, false
+}
+
+// stat returns a statistic of a tensor, its key in any case
+// (Format.StatKeys).
+func (v *jv) stat(k string) *jv {
+	if x := v.get(k); x != nil {
+		return x
+	}
+	if v == nil || v.kind != 'o' {
+		return nil
+	}
+	for i, key := range v.keys {
+		if strings.EqualFold(key, k) {
+			return v.vals[i]
+		}
+	}
+	return nil
 }
 
 // isTensor reports whether v is a tensor object.
@@ -194,8 +213,8 @@ func (n nonFinite) any() bool { return n.nan || n.pinf || n.ninf }
 func scanTensors(ts []*jv) nonFinite {
 	var n nonFinite
 	for _, t := range ts {
-		mx, ok1 := t.get("Max").num()
-		mn, ok2 := t.get("Min").num()
+		mx, ok1 := t.stat("Max").num()
+		mn, ok2 := t.stat("Min").num()
 		if ok1 && math.IsNaN(mx) || ok2 && math.IsNaN(mn) {
 			n.nan = true
 		}

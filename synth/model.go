@@ -143,6 +143,7 @@ type layerMods struct {
 	idx                                       int
 	block, ln1, attn, qkv, out, ln2, mlp, act *module
 	fc1, fc2, gate, delta                     *module
+	adapter                                   *module // a domain adapter (ReducerZeroCount)
 	relBias                                   *param
 	moe, router                               *module
 	experts                                   []*expertMods
@@ -302,6 +303,9 @@ func (w *world) buildModel(rank int, l layout) *modelParts {
 		}
 		if (w.has(ExpOverflow) || w.has(SendRecvCarrier)) && w.spec.Fault.Layer == i {
 			lm.gate = b.linear(p+".gate", "Linear", 4, d.H, dt, true, "", dense)
+		}
+		if w.has(ReducerZeroCount) && w.spec.Fault.Layer == i {
+			lm.adapter = b.linear(p+".adapter", "Linear", d.H, d.H, dt, false, "", dense)
 		}
 		mp.layers = append(mp.layers, lm)
 	}

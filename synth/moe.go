@@ -13,7 +13,7 @@ func (w *world) routing(step, mb, layer, rank int) (counts, zeroRows []int) {
 	d := w.dims
 	T, K, E := d.B*d.S, d.K, d.E
 	f := w.spec.Fault
-	carrier := f != nil && f.Kind == AllToAllCarrier && f.Step == step && f.MicroBatch == mb && f.Layer == layer
+	carrier := f != nil && f.Kind == AllToAllCarrier && f.at(step) && f.MicroBatch == mb && f.Layer == layer
 	keys := []uint64{uint64(w.spec.Seed), uint64(step), uint64(layer)}
 	if mb > 0 {
 		keys = append(keys, uint64(mb)<<32)
@@ -22,7 +22,7 @@ func (w *world) routing(step, mb, layer, rank int) (counts, zeroRows []int) {
 	cold := make([]bool, E)
 	ncold := 0
 	for e := 0; e < E; e++ {
-		if cg.u() < 0.12 && !(carrier && e < K) && E-ncold > K+1 {
+		if cg.u() < 0.12 && !(carrier && e < K) && E-ncold > K+1 && w.spec.GradSync != "reducer" {
 			cold[e] = true
 			ncold++
 		}
@@ -66,6 +66,24 @@ func (w *world) routing(step, mb, layer, rank int) (counts, zeroRows []int) {
 		counts[best]++
 		frac[best] = -1
 		given++
+	}
+	if w.spec.GradSync == "reducer" {
+		// a load-balancing loss feeds every expert from every rank
+		for e := range counts {
+			if counts[e] > 0 {
+				continue
+			}
+			top := 0
+			for x := range counts {
+				if counts[x] > counts[top] {
+					top = x
+				}
+			}
+			if counts[top] > 1 {
+				counts[top]--
+				counts[e]++
+			}
+		}
 	}
 	return counts, zeroRows
 }
@@ -162,6 +180,8 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 	chunks := r.splitRows(sSplit, recv, rows, flags)
 	outs := make([]*tensor, L)
 	for j := 0; j < L; j++ {
+		r.countTokens(lm.experts[j].fc1, rows[j])
+		r.countTokens(lm.experts[j].fc2, rows[j])
 		if rows[j] == 0 {
 			continue
 		}

@@ -304,6 +304,9 @@ func (r *rk) linear(s *site, x, w, b *tensor) *tensor {
 			flagsMat(gx, gy, w)
 			gw := r.grad(w.Shape, w.DT, gy.Mean*x.Mean*tokens, math.Sqrt(tokens)*gy.rms()*x.rms())
 			flagsMat(gw, gy, x)
+			if gy.allZero() && !w.nonFinite() && !x.nonFinite() {
+				gx, gw = zeros(x.Shape, x.DT), zeros(w.Shape, w.DT)
+			}
 			res := []*tensor{settle(gx, gy, w), settle(gw, gy, x), nil}
 			if b != nil {
 				gb := r.grad(b.Shape, b.DT, gy.Mean*tokens, math.Sqrt(tokens)*gy.rms())
@@ -388,6 +391,9 @@ func (r *rk) mul(s *site, a, b *tensor) *tensor {
 		o.Max = math.Max(o.Max, o.Mean)
 	}
 	flagsMul(o, a, b)
+	if (a.allZero() && !b.nonFinite()) || (b.allZero() && !a.nonFinite()) {
+		o = zeros(a.Shape, a.DT)
+	}
 	settle(o, a, b)
 	r.emit(&opSpec{prefix: "Tensor", api: "__mul__", site: s, in: args(a, b), out: args(o)},
 		[]*tensor{a, b}, []*tensor{o}, func(g []*tensor) []*tensor {
@@ -396,6 +402,12 @@ func (r *rk) mul(s *site, a, b *tensor) *tensor {
 			flagsMul(ga, gy, b)
 			gb := r.grad(b.Shape, b.DT, gy.Mean*a.Mean, nz(gy.rms()*a.rms()*math.Sqrt(a.numel()/b.numel())))
 			flagsMul(gb, gy, a)
+			if (b.allZero() || gy.allZero()) && !gy.nonFinite() && !b.nonFinite() {
+				ga = zeros(a.Shape, a.DT)
+			}
+			if (a.allZero() || gy.allZero()) && !gy.nonFinite() && !a.nonFinite() {
+				gb = zeros(b.Shape, b.DT)
+			}
 			return []*tensor{settle(ga, gy, b), settle(gb, gy, a)}
 		})
 	return o
@@ -458,6 +470,29 @@ func (r *rk) truediv(s *site, a, b *tensor) *tensor {
 	if math.Abs(bm) < 1e-30 {
 		bm = 1e-30
 	}
+	o := r.quotient(a, b)
+	bInf := b.PInf || b.NInf
+	r.emit(&opSpec{prefix: "Tensor", api: "__truediv__", site: s, in: args(a, b), out: args(o)},
+		[]*tensor{a, b}, []*tensor{o}, func(g []*tensor) []*tensor {
+			gy := g[0]
+			ga := r.grad(a.Shape, a.DT, gy.Mean/bm, nz(gy.Std/math.Abs(bm)))
+			flagsPass(ga, gy)
+			if gy.nonFinite() || o.nonFinite() || b.nonFinite() {
+				ga.NaN = ga.NaN || o.NaN || bInf
+			}
+			gb := r.grad(b.Shape, b.DT, -gy.Mean/bm, nz(gy.Std/math.Abs(bm)))
+			gb.NaN = gy.nonFinite() || o.nonFinite() || b.nonFinite()
+			return []*tensor{settle(ga, gy, o, b), settle(gb, gy, o, b)}
+		})
+	return o
+}
+
+// quotient is the value of a / b (b broadcast), without a record.
+func (r *rk) quotient(a, b *tensor) *tensor {
+	bm := b.Mean
+	if math.Abs(bm) < 1e-30 {
+		bm = 1e-30
+	}
 	o := r.g.normal(a.Shape, a.DT, a.Mean/bm, nz(a.Std/math.Abs(bm)))
 	if b.Min > 0 && a.Min >= 0 {
 		o.Max = math.Min(1, a.Max/b.Min)
@@ -475,20 +510,7 @@ func (r *rk) truediv(s *site, a, b *tensor) *tensor {
 		o.PInf, o.NInf, o.born = true, a.Min < 0, true
 	}
 	mergeRows(o, a, b)
-	settle(o, a, b)
-	r.emit(&opSpec{prefix: "Tensor", api: "__truediv__", site: s, in: args(a, b), out: args(o)},
-		[]*tensor{a, b}, []*tensor{o}, func(g []*tensor) []*tensor {
-			gy := g[0]
-			ga := r.grad(a.Shape, a.DT, gy.Mean/bm, nz(gy.Std/math.Abs(bm)))
-			flagsPass(ga, gy)
-			if gy.nonFinite() || o.nonFinite() || b.nonFinite() {
-				ga.NaN = ga.NaN || o.NaN || bInf
-			}
-			gb := r.grad(b.Shape, b.DT, -gy.Mean/bm, nz(gy.Std/math.Abs(bm)))
-			gb.NaN = gy.nonFinite() || o.nonFinite() || b.nonFinite()
-			return []*tensor{settle(ga, gy, o, b), settle(gb, gy, o, b)}
-		})
-	return o
+	return settle(o, a, b)
 }
 
 // softmax over the last dimension (prefix Functional or Torch).
@@ -809,12 +831,16 @@ func (r *rk) crossEntropy(s *site, logits, labels *tensor) *tensor {
 	r.emit(&opSpec{prefix: "Functional", api: "cross_entropy", site: s, in: args(logits, labels), out: args(loss)},
 		[]*tensor{logits, labels}, []*tensor{loss}, func(g []*tensor) []*tensor {
 			n := float64(labels.numel())
+			c := 1.0 // the incoming gradient: 1, or the loss scale
+			if s := g[0]; s != nil && !s.nonFinite() && s.Max > 0 {
+				c = s.Max
+			}
 			gl := &tensor{Shape: logits.Shape, DT: logits.DT}
-			gl.Max = math.Min(1, math.Exp(2.5*logits.Std)/v) / n
-			gl.Min = -(1 - 1/v) / n
-			gl.Mean = 2e-12 * r.g.n() / n
-			gl.Std = 1 / (n * math.Sqrt(v))
-			gl.Norm = math.Sqrt(n) / n * 0.95
+			gl.Max = c * math.Min(1, math.Exp(2.5*logits.Std)/v) / n
+			gl.Min = -c * (1 - 1/v) / n
+			gl.Mean = c * 2e-12 * r.g.n() / n
+			gl.Std = c / (n * math.Sqrt(v))
+			gl.Norm = c * math.Sqrt(n) / n * 0.95
 			gl.NaN = g[0].nonFinite() || loss.nonFinite() || logits.nonFinite()
 			return []*tensor{settle(gl, g[0], logits), nil}
 		})

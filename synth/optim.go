@@ -139,8 +139,9 @@ func (r *rk) optimizer(gs *gradSet) {
 		ctx = &ctxSGD
 	}
 	r.setPhase(phOptimizer, ctx, false)
-	for _, p := range r.st.model.params {
-		if p.from > r.step {
+	zero := r.w.spec.GradSync == "zero1"
+	for i, p := range r.st.model.params {
+		if p.from > r.step || (zero && !r.owns(i, p)) {
 			continue
 		}
 		g := gs.p[p]

@@ -11,21 +11,28 @@ type maskInfo struct {
 	bool *tensor // boolean mask for masked_fill / the fused kernel
 }
 
-// microBatch runs one forward and backward pass of one rank and returns
-// the gradients and, on the last pipeline stage, the loss.
-func (r *rk) microBatch() (*gradSet, *tensor) {
+// pass is one micro-batch's forward, kept for its backward: its autograd
+// tape, its output (the loss on the last pipeline stage, else the
+// activation sent on) and the activation it received.
+type pass struct {
+	mb            int
+	tape          []*node
+	loss, h, from *tensor
+}
+
+// forwardPass runs the forward of micro-batch r.mb on r.tape.
+func (r *rk) forwardPass() *pass {
 	d := r.w.dims
 	mp := r.st.model
 	l := r.st.lay
 	act := []int{d.B, d.S, d.H}
-
-	// forward
-	var h, stageIn *tensor
+	ps := &pass{mb: r.mb}
+	var h *tensor
 	if !mp.first {
 		r.setPhase(phForward, &ctxPipeFwd, false)
-		stageIn = r.recv(sRecvBuf, sRecv, l.prev, act, d.dt, nil)
-		stageIn.RG = true
-		h = stageIn
+		ps.from = r.recv(sRecvBuf, sRecv, l.prev, act, d.dt, nil)
+		ps.from.RG = true
+		h = ps.from
 	}
 	r.setPhase(phForward, &ctxModel, true)
 	var tokens *tensor
@@ -37,7 +44,6 @@ func (r *rk) microBatch() (*gradSet, *tensor) {
 	for _, lm := range mp.layers {
 		h = r.layer(lm, h, mk)
 	}
-	var loss *tensor
 	if mp.last {
 		r.enter(mp.lnf, sLnfCall, h)
 		h = r.layerNorm(sLayerNormF, h, mp.lnf.params[0].t, mp.lnf.params[1].t)
@@ -46,36 +52,53 @@ func (r *rk) microBatch() (*gradSet, *tensor) {
 		r.setPhase(phForward, &ctxTrain, false)
 		flat := r.view(sLoss, "Tensor", "view", logits, []int{d.B * d.S, d.V}, aInt(-1), aInt(d.V))
 		labels := ints([]int{d.B * d.S}, int64(r.g.r.IntN(5)), int64(d.V-1-r.g.r.IntN(5)))
-		loss = r.crossEntropy(sLoss, flat, labels)
-		if loss.tainted() && r.st.lossBad < 0 {
+		ps.loss = r.crossEntropy(sLoss, flat, labels)
+		if ps.loss.tainted() && r.st.lossBad < 0 {
 			r.st.lossBad = r.step
+		}
+		if r.w.spec.LossScale {
+			// (loss * scale).backward()
+			ps.h = r.scale(sLossScale, ps.loss, r.st.scale)
+		} else {
+			ps.h = ps.loss
 		}
 	} else {
 		r.setPhase(phForward, &ctxPipeSend, false)
 		r.send(sSend, h, l.next)
+		ps.h = h
 	}
+	ps.tape = r.tape
+	return ps
+}
 
-	// backward
+// backwardPass runs the backward of a pass and returns its gradients.
+func (r *rk) backwardPass(ps *pass) *gradSet {
+	d := r.w.dims
+	mp := r.st.model
+	l := r.st.lay
+	r.mb, r.tape = ps.mb, ps.tape
 	r.setPhase(phBackward, &ctxBwdFn, false)
 	var gs *gradSet
 	if mp.last {
-		seed := scalar(loss.DT, 1)
-		gs = r.backward([]*tensor{loss}, []*tensor{seed})
+		gs = r.backward([]*tensor{ps.h}, []*tensor{scalar(ps.h.DT, 1)})
 	} else {
 		r.setPhase(phBackward, &ctxPipeRecv, false)
-		gout := r.recv(sRecvGBuf, sRecvG, l.next, h.Shape, d.dt, h)
+		gout := r.recv(sRecvGBuf, sRecvG, l.next, ps.h.Shape, d.dt, ps.h)
 		r.setPhase(phBackward, &ctxBwdFn, false)
-		gs = r.backward([]*tensor{h}, []*tensor{gout})
+		gs = r.backward([]*tensor{ps.h}, []*tensor{gout})
 	}
-	if stageIn != nil {
-		gin := gs.t[stageIn]
+	if ps.from != nil {
+		gin := gs.t[ps.from]
 		if gin == nil {
-			gin = zeros(stageIn.Shape, stageIn.DT)
+			gin = zeros(ps.from.Shape, ps.from.DT)
 		}
 		r.setPhase(phBackward, &ctxPipeBack, false)
 		r.send(sSendG, gin, l.prev)
 	}
-	return gs, loss
+	// the pass's graph is freed once its backward ran
+	clear(ps.tape)
+	r.tape = ps.tape[:0]
+	return gs
 }
 
 // linkView makes b an autograd alias of a where no hooked op runs (an
@@ -92,7 +115,7 @@ func (r *rk) linkView(a, b *tensor) {
 // of this step (a fault without ranks fires everywhere).
 func (r *rk) faultOn(k FaultKind) bool {
 	f := r.w.spec.Fault
-	if f == nil || f.Kind != k || f.Step != r.step || f.MicroBatch != r.mb {
+	if f == nil || f.Kind != k || !f.at(r.step) || f.MicroBatch != r.mb {
 		return false
 	}
 	return len(f.Ranks) == 0 || slices.Contains(f.Ranks, r.rank)
@@ -132,6 +155,9 @@ func (r *rk) embed(tokens *tensor) *tensor {
 		feats := r.g.positive([]int{d.B, d.S, 8}, dtF32, 0.5+0.01*r.g.u(), 1.25, 2-0.01*r.g.u())
 		if r.faultOn(LogNegative) {
 			feats.Min = r.faultValue(-0.75)
+			if feats.Min > 0 && feats.Min <= 1e-30 {
+				feats.Min = 0 // a feature of exactly zero
+			}
 			if feats.Min == 0 {
 				feats.Zero = true
 			}
@@ -159,7 +185,7 @@ func (r *rk) castTo(t *tensor, dt dtype) *tensor {
 func (r *rk) buildMask(tokens *tensor) *maskInfo {
 	s := r.w.spec
 	d := r.w.dims
-	if s.Attention == "custom" {
+	if s.Attention != "eager" {
 		return nil
 	}
 	mk := &maskInfo{}
@@ -279,6 +305,9 @@ func (r *rk) layer(lm *layerMods, h *tensor, mk *maskInfo) *tensor {
 	if lm.gate != nil {
 		y = r.gateFeature(lm, x, y)
 	}
+	if lm.adapter != nil {
+		y = r.adapterFeature(lm, x, y)
+	}
 	h = r.add(sResid2, h, y, false)
 	r.exit(h)
 	return h
@@ -338,6 +367,8 @@ func (r *rk) attention(lm *layerMods, x *tensor, mk *maskInfo, maskArg arg) *ten
 	var y *tensor
 	if s.Attention == "custom" {
 		y = r.customAttention(sCustomAtt, q, k, v, lm.relBias.t, scale, r.usedBuckets())
+	} else if s.Attention == "function" {
+		y = r.fnAttention(lm, q, k, v, scale)
 	} else {
 		heads := func(t *tensor) *tensor {
 			t = r.view(sHeads, "Tensor", "view", t, []int{d.B, d.S, nh, hd}, aInt(d.B), aInt(d.S), aInt(nh), aInt(hd))
@@ -408,6 +439,14 @@ func (r *rk) hookGrad(p *param, g *tensor) {
 			g.Max = math.Max(g.Max, r.faultValue(21000))
 			g.Spike = true
 		}
+	case r.faultOn(ScaledGradOverflow):
+		for _, lm := range r.st.model.layers {
+			if lm.idx == f.Layer && lm.fc1 != nil && lm.fc1.params[0] == p {
+				// an outlier record: the scaled gradient leaves float16's range
+				v := r.faultValue(2e5)
+				g.Max, g.Min = math.Max(g.Max, v), math.Min(g.Min, -v)
+			}
+		}
 	}
 }
 
@@ -455,6 +494,27 @@ func (r *rk) mlp(lm *layerMods, x *tensor) *tensor {
 	}
 	r.exit(o)
 	return o
+}
+
+// adapterFeature adds the domain adapter: y + adapter(x) * domain_mask,
+// where the mask selects the tokens of one data domain. When the domain
+// is paused (ReducerZeroCount) no token uses the adapter and its gradient
+// is exactly zero.
+func (r *rk) adapterFeature(lm *layerMods, x, y *tensor) *tensor {
+	d := r.w.dims
+	t := d.B * d.S
+	n := 1 + r.g.r.IntN(max(1, t/4))
+	if f := r.w.spec.Fault; f != nil && f.Kind == ReducerZeroCount && f.at(r.step) {
+		n = 0
+	}
+	r.countTokens(lm.adapter, n)
+	a := r.callLinear(lm.adapter, sAdapterCall, x)
+	dm := zeros([]int{d.B, d.S, 1}, a.DT)
+	if n > 0 {
+		dm = &tensor{Shape: []int{d.B, d.S, 1}, DT: a.DT, Max: 1, Mean: float64(n) / float64(t), Norm: math.Sqrt(float64(n)), Zero: n < t}
+	}
+	a = r.mul(sAdapterCall, a, dm)
+	return r.add(sAdapterCall, y, a, false)
 }
 
 // padTokens is the number of padding tokens in a padded batch.

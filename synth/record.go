@@ -28,6 +28,19 @@ const (
 	phOptimizer
 )
 
+// name is the verdict's name of a phase.
+func (p phase) name() string {
+	switch p {
+	case phForward:
+		return "forward"
+	case phBackward:
+		return "backward"
+	case phSync:
+		return "gradient reduction"
+	}
+	return "optimizer"
+}
+
 // stage is the truth's name of a phase.
 func (p phase) stage() string {
 	switch p {
@@ -55,6 +68,9 @@ type opSpec struct {
 	// collective: the birth decision was made at the rendezvous.
 	collective bool
 	birth      bool
+	// coll is the collective side of the call, for the record of what
+	// the dump shows.
+	coll *collSpec
 }
 
 // cEnt is a construct.json member; parent "" is null.
@@ -78,9 +94,11 @@ type rk struct {
 	mb         int // micro-batch of the step
 	dumped     bool
 	mix        bool
+	fwdOnly    bool // data_mode forward: no backward entries
 	g          *gen
 
 	df        *dumpFile
+	seen      *stepLog // what this step's dump shows (nil: not recorded)
 	counters  map[apiKey]int
 	modCount  map[*module]int
 	construct []cEnt
@@ -90,6 +108,7 @@ type rk struct {
 	stacks    *stackTable
 
 	tape      []*node
+	tokens    map[*module]int // tokens that reached the modules that count them
 	ph        phase
 	collSeq   map[*group]int
 	p2pSeq    map[p2pKey]int
@@ -216,6 +235,17 @@ func (r *rk) op(o *opSpec) string {
 	}
 	if visible {
 		r.df.forward(name, o.in, o.kw, o.out, nil)
+		if r.seen != nil {
+			win, wout := inT, outT
+			if o.inT != nil {
+				win = r.written(o.in, o.kw)
+			}
+			if o.outT != nil {
+				wout = collectTensors(nil, o.out)
+			}
+			r.noteEntry(noted{name: name, kind: entAPI, op: apiKey{o.prefix, o.api}, site: o.site, in: win, out: wout,
+				legitNeg: (o.legit && anyNegInf(outT...)) || negArg(o.in, o.kw), coll: o.coll})
+		}
 		wrap := frRegistry
 		if r.fmt().StackVersion == 1 {
 			if w, ok := v1Wrappers[o.prefix]; ok {
@@ -237,22 +267,33 @@ func (r *rk) op(o *opSpec) string {
 		}
 		r.birth(name, key, visible, kindOf(outT...))
 	}
-	if visible {
-		r.watch(name, inT, outT)
-	}
 	return base
+}
+
+// written is every tensor of an entry's arguments, as dump.json shows them.
+func (r *rk) written(in []arg, kw []kv) []*tensor {
+	ts := collectTensors(nil, in)
+	for _, p := range kw {
+		if t, ok := p.v.(*tensor); ok && t != nil {
+			ts = append(ts, t)
+		} else if l, ok := p.v.(aList); ok {
+			ts = collectTensors(ts, l)
+		}
+	}
+	return ts
 }
 
 // bwdEntry records the backward of a node.
 func (r *rk) bwdEntry(n *node, gin, gout []*tensor) {
 	r.st.clk++
 	name := n.base + ".backward"
-	visible := r.dumped && n.vis == visDump
+	visible := r.dumped && n.vis == visDump && !r.fwdOnly
 	born := !anyTainted(gin...) && anyTainted(gout...)
 	if visible {
 		r.df.backward(name, gin, gout)
+		r.noteEntry(noted{name: name, kind: entBackward, in: gin, out: gout})
 	}
-	if n.vis != visHidden {
+	if n.vis != visHidden && !r.fwdOnly {
 		r.addConstruct(name, "")
 	}
 	if anyTainted(gin...) || anyTainted(gout...) {
@@ -260,9 +301,6 @@ func (r *rk) bwdEntry(n *node, gin, gout []*tensor) {
 	}
 	if born {
 		r.birth(name, n.base+".backward", visible, kindOf(gout...))
-	}
-	if visible {
-		r.watch(name, gin, gout)
 	}
 }
 
@@ -310,10 +348,14 @@ func (r *rk) exit(out ...arg) {
 		return
 	}
 	params := []kv{}
+	var pts []*tensor
 	for _, p := range f.m.params {
 		params = append(params, kv{p.key, p.t})
+		pts = append(pts, p.t)
 	}
 	r.df.forward(f.name, f.in, nil, out, params)
+	r.noteEntry(noted{name: f.name, kind: entModule, op: apiKey{"Module", f.m.path + "." + f.m.class},
+		in: collectTensors(nil, f.in), out: collectTensors(nil, out), params: pts})
 }
 
 func (r *rk) parentOfFrame(i int) string {
@@ -326,13 +368,14 @@ func (r *rk) parentOfFrame(i int) string {
 // paramsGrad records Module.x.parameters_grad.N for a module whose
 // parameter gradients are all computed.
 func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
-	if !r.dumped || !r.mix {
+	if !r.dumped || !r.mix || r.fwdOnly {
 		return
 	}
 	k := m.path + "." + m.class
 	n := r.gradCount[m]
 	r.gradCount[m] = n + 1
 	var kvs []kv
+	var gts []*tensor
 	ps := m.params
 	for i := range ps {
 		p := ps[i]
@@ -341,10 +384,13 @@ func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
 		}
 		if g := grads[p]; g != nil {
 			kvs = append(kvs, kv{p.key, g})
+			gts = append(gts, g)
 		}
 	}
 	r.st.clk++
-	r.df.paramsGrad("Module."+k+".parameters_grad."+strconv.Itoa(n), kvs)
+	name := "Module." + k + ".parameters_grad." + strconv.Itoa(n)
+	r.df.paramsGrad(name, kvs)
+	r.noteEntry(noted{name: name, kind: entParamsGrad, in: gts})
 }
 
 // birth records that an op created non-finite values from clean inputs.
@@ -355,29 +401,6 @@ func (r *rk) birth(name, key string, captured bool, kind string) {
 		b.end = r.df.j.offset()
 	}
 	r.st.births = append(r.st.births, b)
-}
-
-// watch follows the first dumped entries after this rank's first birth:
-// the first one showing the anomaly (for uncaptured births) and the first
-// one with NaN output (for Inf births).
-func (r *rk) watch(name string, in, out []*tensor) {
-	st := r.st
-	if len(st.births) == 0 {
-		return
-	}
-	b := &st.births[0]
-	if b.visible == nil && (anyTainted(in...) || anyTainted(out...)) {
-		b.visible = &OpAt{Step: r.step, Rank: r.rank, Op: name}
-		b.visibleEnd = r.df.j.offset()
-	}
-	if b.kind == "inf" && b.firstNaN == nil && (b.step < r.step || b.name != name) {
-		for _, t := range out {
-			if t != nil && t.NaN && !t.Legit {
-				b.firstNaN = &OpAt{Step: r.step, Rank: r.rank, Op: name}
-				break
-			}
-		}
-	}
 }
 
 func collectTensors(dst []*tensor, args []arg) []*tensor {

@@ -126,6 +126,87 @@ func Scenarios() []Scenario {
 				func(s *Spec) {
 					s.Model, s.Ranks, s.TP, s.ClipGrad, s.Optimizer, s.Level = TensorParallel, 8, 2, true, "sgd", "mix"
 				})},
+		{"grad-kernel-nan", "the attention is a torch.autograd.Function over registered kernels: its backward calls " +
+			"attn_ext.flash_attention_grad (dumped as a forward entry between the backward entries, mix level), which writes NaN " +
+			"into grad_v of layer 1 on rank 1 at step 2 from clean inputs; the gradient all_reduce carries it",
+			with(base("grad-kernel-nan", &Fault{Kind: GradKernelNaN, Step: 2, Ranks: []int{1}, Layer: 1}),
+				func(s *Spec) { s.Level = "mix" })},
+		{"grad-kernel-neginf", "the same registered grad kernel writes -inf (log of a zero probability) into grad_v: " +
+			"-inf is not severe in a forward-named call between the backward entries, so the first sign is the next " +
+			"backward entry, and the kernel is its promoted root (kind inf)",
+			with(base("grad-kernel-neginf", &Fault{Kind: GradKernelNaN, Step: 2, Ranks: []int{1}, Layer: 1, Value: -1}),
+				func(s *Spec) { s.Level = "mix" })},
+		{"p2p-keyword-microbatch", "pipeline (PP 2, DP 2), 2 micro-batches in GPipe order, peers passed as dst=/src= " +
+			"keywords: Torch.log of a negative feature in the second micro-batch on rank 0 at step 2; the second send of " +
+			"rank 0 (Distributed.send.1.forward) carries it to rank 2's second recv",
+			with(base("p2p-keyword-microbatch", &Fault{Kind: LogNegative, Step: 2, Ranks: []int{0}, MicroBatch: 1}),
+				func(s *Spec) {
+					s.Model, s.PP, s.MicroBatches, s.Schedule, s.Format.Peers = Pipeline, 2, 2, "gpipe", "keyword"
+				})},
+		{"zero1-reduce-broadcast", "ZeRO-1 over gloo: every gradient is reduced to its owner (dst=), the owner updates, " +
+			"each parameter is broadcast from its owner (src=); sqrt'(0) is +Inf on rank 2 at step 2 and the first reduce " +
+			"leaves NaN in every rank's buffer (partial sums on the ranks that are not its destination)",
+			with(base("zero1-reduce-broadcast", &Fault{Kind: SqrtZeroBackward, Step: 2, Ranks: []int{2}, Layer: 1}),
+				func(s *Spec) { s.GradSync, s.Backend, s.Format.Peers = "zero1", "gloo", "keyword" })},
+		{"reducer-zero-count", "a hand-written bucketed reducer divides each bucket by its all-reduced token count; " +
+			"at step 2 no rank has a token of the domain that layer 0's adapter serves: 0/0 in Tensor.__truediv__ on every " +
+			"rank right after the reduction (a tie, stage backward, phase gradient reduction, no carrier; mix level)",
+			with(base("reducer-zero-count", &Fault{Kind: ReducerZeroCount, Step: 2, Layer: 0}),
+				func(s *Spec) { s.GradSync, s.Level = "reducer", "mix" })},
+		{"forward-only", "msprobe data_mode [\"forward\"]: no backward and no parameters_grad entries; every layer's " +
+			"masked_fill mask holds -inf; Torch.log of a negative feature on rank 3 at step 2, the gradient all_reduce " +
+			"carries it",
+			with(base("forward-only", &Fault{Kind: LogNegative, Step: 2, Ranks: []int{3}}),
+				func(s *Spec) { s.DataMode = "forward" })},
+		{"sparse-steps-undumped-origin", "steps 0, 2, 4, 6 dumped: the negative feature on rank 1 at step 3 is not " +
+			"dumped; step 4 shows NaN weights on every rank at their first use (captured false, a tie, stage optimizer)",
+			with(base("sparse-steps-undumped-origin", &Fault{Kind: LogNegative, Step: 3, Ranks: []int{1}}),
+				func(s *Spec) { s.Steps = []int{0, 2, 4, 6} })},
+		{"sparse-steps-hidden-fault", "steps 0, 2, 4, 6 dumped, float16 with loss scaling: the NaN of step 3 makes the " +
+			"scaler skip that step; no dumped step shows anything: no anomaly",
+			with(base("sparse-steps-hidden-fault", &Fault{Kind: LogNegative, Step: 3, Ranks: []int{1}}),
+				func(s *Spec) { s.Steps, s.LossScale = []int{0, 2, 4, 6}, true })},
+		{"loss-scale-recovered", "steps 0, 2, 4, 6 dumped, float16 gradients with dynamic loss scaling: an outlier " +
+			"record on rank 1 at step 2 makes Tensor.half of a scaled gradient +Inf/-Inf; every rank skips the update, " +
+			"step 4 is clean again (recovered), no anomaly",
+			with(base("loss-scale-recovered", &Fault{Kind: ScaledGradOverflow, Step: 2, Ranks: []int{1}, Layer: 1}),
+				func(s *Spec) { s.Steps, s.LossScale = []int{0, 2, 4, 6}, true })},
+		{"loss-scale-persistent", "the same loss-scaled overflow on rank 1, read again at every step from step 2: " +
+			"every dumped step is skipped; the first is the origin",
+			with(base("loss-scale-persistent", &Fault{Kind: ScaledGradOverflow, Step: 2, Ranks: []int{1}, Layer: 1, Repeat: true}),
+				func(s *Spec) { s.Steps, s.LossScale = []int{0, 2, 4, 6}, true })},
+		{"damage-empty-data", "log-negative with \"data\": {} on the source rank 2 at step 2: the origin is unread",
+			with(base("damage-empty-data", logNeg()), func(s *Spec) { s.Damage = []Damage{{Step: 2, Rank: 2, Kind: "empty-data"}} })},
+		{"damage-no-data", "log-negative with no data member in rank 0's dump.json at step 2",
+			with(base("damage-no-data", logNeg()), func(s *Spec) { s.Damage = []Damage{{Step: 2, Rank: 0, Kind: "no-data"}} })},
+		{"damage-dup-data", "log-negative whose source rank 2 wrote a second, empty data member after its entries at step 2: " +
+			"damage after the entries of the first, which are read",
+			with(base("damage-dup-data", logNeg()), func(s *Spec) { s.Damage = []Damage{{Step: 2, Rank: 2, Kind: "dup-data"}} })},
+		{"damage-cut-header", "log-negative with rank 3's dump.json at step 2 cut before its first entry ends",
+			with(base("damage-cut-header", logNeg()), func(s *Spec) { s.Damage = []Damage{{Step: 2, Rank: 3, Kind: "cut-header"}} })},
+		{"fmt-lowercase-string-stats", "log-negative with lower-case statistics keys (max, min, mean, norm) and finite " +
+			"statistics written as numeric strings (\"0.001\")",
+			with(base("fmt-lowercase-string-stats", logNeg()), func(s *Spec) { s.Format.StatKeys, s.Format.StatStrings = "lower", true })},
+		{"allreduce-overflow-groups", "tensor parallel (TP 2, DP 2), float16: the head-bias gradients sum past 65504 in " +
+			"both data-parallel groups at step 2; the collective is the origin on every rank, a tie of two instances",
+			with(base("allreduce-overflow-groups", &Fault{Kind: AllReduceOverflow, Step: 2, Value: 40000}),
+				func(s *Spec) { s.Model, s.TP = TensorParallel, 2 })},
+		{"inf-absorbed-next-step", "float16 SGD: the head-bias all_reduce overflows to +Inf at step 2; SGD writes +Inf " +
+			"into the bias and nothing turns it into NaN before the next step's forward (first NaN at step 3)",
+			with(base("inf-absorbed-next-step", &Fault{Kind: AllReduceOverflow, Step: 2}),
+				func(s *Spec) { s.Optimizer = "sgd" })},
+		{"pipeline-nan-next-step", "pipeline (PP 2, DP 2), hooked Adam with eps=0 on the embedding of stage 0 at step 2 " +
+			"(a tie of ranks 0 and 1); the NaN weights reach stage 1 only through the next step's send (carrier at step 3)",
+			with(base("pipeline-nan-next-step", &Fault{Kind: OptimizerNaN, Step: 2}),
+				func(s *Spec) { s.Model, s.PP = Pipeline, 2 })},
+		{"pipeline-fused-weight", "pipeline (PP 2, DP 2), fused Adam with eps=0 on stage 0's embedding at step 2: at " +
+			"step 3 ranks 0 and 1 first show NaN in the embedding weight, ranks 2 and 3 receive it (stage optimizer)",
+			with(base("pipeline-fused-weight", &Fault{Kind: OptimizerNaN, Step: 2}),
+				func(s *Spec) { s.Model, s.PP, s.Format.OptimizerHooked = Pipeline, 2, false })},
+		{"tie-pipeline-carrier", "pipeline (PP 2, DP 2): the negative feature on ranks 0 and 1 at step 2, a tie; each " +
+			"sends to its own stage-1 peer and the carrier is the lowest source rank's first hop (rank 0 to rank 2)",
+			with(base("tie-pipeline-carrier", &Fault{Kind: LogNegative, Step: 2, Ranks: []int{0, 1}}),
+				func(s *Spec) { s.Model, s.PP = Pipeline, 2 })},
 		{"single-rank-proc", "one process without torch.distributed (directory proc<pid>): log-negative at step 1",
 			with(base("single-rank-proc", &Fault{Kind: LogNegative, Step: 1, Ranks: []int{0}}),
 				func(s *Spec) { s.Ranks, s.Format.RankDir, s.LossLog = 1, "proc", false })},

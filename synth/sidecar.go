@@ -104,6 +104,8 @@ type rankTally struct {
 	gradSq  float64 // sum of squared reduced gradient norms, replicas divided out
 	gradNaN bool
 	gradInf bool
+	skipped bool    // the loss scaler skipped the update
+	scale   float64 // the loss scale after the step (loss scaling only)
 }
 
 // newSidecar opens the sidecar outputs of a run.
@@ -181,6 +183,9 @@ func (sc *sidecar) reduced(r *rk, gs *gradSet) {
 	}
 	m := sc.monitorOf(r.rank)
 	rt := &sc.ranks[r.rank]
+	if sc.spec.LossScale {
+		rt.scale = r.st.scale
+	}
 	for _, p := range r.st.model.params {
 		if p.from > r.step {
 			continue
@@ -227,6 +232,14 @@ func tpSplit(p *param) bool {
 		return true
 	}
 	return false
+}
+
+// skippedStep records that the loss scaler skipped a rank's update.
+func (sc *sidecar) skippedStep(r *rk) {
+	if sc == nil {
+		return
+	}
+	sc.ranks[r.rank].skipped = true
 }
 
 // updated records a rank's parameters after the optimizer step.

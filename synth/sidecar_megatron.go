@@ -63,7 +63,14 @@ func newMegatronLog(dir string, w *world, nanLoss bool) (*megatronLog, error) {
 func (l *megatronLog) iteration(step int, ranks []rankTally) error {
 	loss, n := 0.0, 0
 	sq, gNaN, gInf := 0.0, false, false
+	skipped, scale := false, 1.0
 	for r, t := range ranks {
+		if l.last[r] {
+			skipped = skipped || t.skipped
+			if t.scale > 0 {
+				scale = t.scale
+			}
+		}
 		if l.last[r] && t.losses > 0 {
 			loss += t.lossSum / float64(t.losses)
 			n++
@@ -116,11 +123,22 @@ func (l *megatronLog) iteration(step int, ranks []rankTally) error {
 		b = appendPyE(b, loss)
 		b = append(b, " |"...)
 	}
-	b = append(b, " loss scale: 1.0 | grad norm: "...)
-	b = appendPyFixed3(b, grad)
-	b = append(b, " | number of skipped iterations:   0 | number of nan iterations: "...)
+	b = append(b, " loss scale: "...)
+	b = strconv.AppendFloat(b, scale, 'f', 1, 64)
+	if !skipped {
+		// a skipped iteration has no grad norm
+		b = append(b, " | grad norm: "...)
+		b = appendPyFixed3(b, grad)
+	}
+	b = append(b, " | number of skipped iterations: "...)
+	nSkipped := 0
+	if skipped {
+		nSkipped = 1
+	}
+	b = padInt(b, nSkipped, 3)
+	b = append(b, " | number of nan iterations: "...)
 	nanIters := 0
-	if l.nanLoss && bad {
+	if (l.nanLoss || skipped) && bad {
 		nanIters = 1
 	}
 	b = padInt(b, nanIters, 3)

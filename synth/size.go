@@ -53,6 +53,7 @@ func Fit(spec Spec) (Spec, error) {
 	}
 	c := *n
 	c.Fault, c.Damage, c.Steps, c.MicroBatches = nil, nil, []int{0}, 2
+	c.Schedule = "sequential" // the bytes do not depend on the order of the passes
 	// measure returns the mean bytes per pass and per step outside the
 	// passes for L layers
 	measure := func(layers int) (pass, rest float64, err error) {

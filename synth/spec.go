@@ -35,105 +35,6 @@ func (m Model) String() string {
 	return fmt.Sprintf("Model(%d)", int(m))
 }
 
-// FaultKind names a physical event that creates a NaN or Inf, or, for the
-// last two kinds, a clean run with legitimate non-finite values.
-type FaultKind int
-
-const (
-	// LogNegative: a corrupted input feature on the source rank(s) is
-	// negative (Fault.Value, default -0.75); the forward Torch.log of the
-	// features returns NaN.
-	LogNegative FaultKind = iota + 1
-	// ExpOverflow: a hand-written gating softmax (Torch.exp, Tensor.sum,
-	// Tensor.__truediv__) in Fault.Layer gets a logit of Fault.Value
-	// (default 120); exp overflows to +Inf and the division Inf/Inf makes the
-	// first NaN two entries later.
-	ExpOverflow
-	// SqrtZeroBackward: a duplicated token makes a row of the delta feature
-	// in Fault.Layer exactly zero; sqrt is finite in the forward, its
-	// backward is +Inf, and Inf·0 in the backward of d*d makes the first NaN.
-	SqrtZeroBackward
-	// CustomAttentionBackward: the attention of every layer is a custom
-	// kernel registered with register_custom_api under the prefix
-	// "moe_ext.kernels"; in Fault.Layer its backward writes NaN into the
-	// gradient of the last relative-position bucket of its bias table.
-	CustomAttentionBackward
-	// CastOverflow: an activation outlier of Fault.Value (default 1e5) in
-	// the MLP of Fault.Layer is cast to float16 with Tensor.half and
-	// becomes +Inf.
-	CastOverflow
-	// MaskedSoftmaxNaN: a left-padded sample leaves the first query row
-	// fully masked with -inf; the softmax of that row is NaN.
-	MaskedSoftmaxNaN
-	// OptimizerNaN: the embedding is unfrozen at Fault.Step into an Adam
-	// parameter group with eps=0; its gradient is exactly zero for every
-	// token absent from the batch, so m/(sqrt(v)+eps) is 0/0 = NaN on every
-	// rank at once (Fault.Ranks is not used).
-	OptimizerNaN
-	// Uncaptured: the attention softmax is an unhooked fused kernel; a
-	// fully masked row (as in MaskedSoftmaxNaN) makes it return NaN, and
-	// the first dump entry to show the NaN already has it in its input.
-	Uncaptured
-	// AllReduceOverflow: a float16 model whose head-bias gradients carry a
-	// spike of Fault.Value (default 21000) at the same element on every
-	// rank of Fault.Ranks (all ranks when empty); each input is finite, the
-	// sum overflows float16. The collective itself is the origin, on every
-	// participant: Truth.Ranks lists them all, Tie is false, Stage is
-	// backward (gradient synchronisation) and there is no Carrier.
-	AllReduceOverflow
-	// SendRecvCarrier: an ExpOverflow event in Fault.Layer on a pipeline
-	// stage; the NaN activation reaches the next stage through send/recv.
-	SendRecvCarrier
-	// AllToAllCarrier: in Fault.Layer of a MoE model, the batches of
-	// Fault.Ranks hold padding tokens whose hidden states are zeroed; the
-	// router sends them to expert 0, whose eps-less RMSNorm computes
-	// rsqrt(0) = +Inf and 0·Inf = NaN; the combine all_to_all returns the
-	// NaN rows to the ranks that own the tokens.
-	AllToAllCarrier
-	// GarbageBuffers is a clean run in the old receive-buffer format:
-	// receive buffers and Torch.empty outputs hold NaN/Inf garbage.
-	GarbageBuffers
-	// LegitMasks is a clean run whose causal -inf masks (Torch.full,
-	// Torch.triu, Tensor.__add__) appear in every layer of every step.
-	LegitMasks
-)
-
-var faultNames = [...]string{"", "log-negative", "exp-overflow", "sqrt-zero-backward",
-	"custom-attention-backward", "cast-overflow", "masked-softmax-nan", "optimizer-nan",
-	"uncaptured", "allreduce-overflow", "sendrecv-carrier", "alltoall-carrier",
-	"garbage-buffers", "legit-masks"}
-
-func (k FaultKind) String() string {
-	if k > 0 && int(k) < len(faultNames) {
-		return faultNames[k]
-	}
-	return fmt.Sprintf("FaultKind(%d)", int(k))
-}
-
-// clean reports whether the kind describes a run without a real anomaly.
-func (k FaultKind) clean() bool { return k == GarbageBuffers || k == LegitMasks }
-
-// Fault is the event injected into the simulation.
-type Fault struct {
-	Kind FaultKind
-	// Step is the training step of the event.
-	Step int
-	// Ranks are the ranks where the event happens. More than one rank means
-	// independent events at the same op at the same time (a tie).
-	Ranks []int
-	// Layer is the transformer layer (global index) for kinds that live in
-	// a layer.
-	Layer int
-	// Value is the magnitude of the event where a kind has one (see the
-	// kind's documentation); zero selects the default.
-	Value float64
-	// MicroBatch is the micro-batch of Step in which the event happens
-	// (Spec.MicroBatches); a negative value counts from the end, -1 being
-	// the last. Kinds that live outside the forward and backward passes
-	// (OptimizerNaN) ignore it.
-	MicroBatch int
-}
-
 // Format selects the on-disk variant of the dump.
 type Format struct {
 	// Indent is the JSON indentation: 1 (default) or 4 (older msprobe).
@@ -166,11 +67,29 @@ type Format struct {
 	// RankDir is "rank" (default, rankN), "proc" (single rank: procPID) or
 	// "bare" (a folder named "rank" with no number).
 	RankDir string
+	// StatKeys spells the statistics keys: "msprobe" (default: Max, Min,
+	// Mean, Norm), "lower" (max, min, ...) or "upper" (MAX, MIN, ...), as
+	// mocks and converted dumps do.
+	StatKeys string
+	// StatStrings writes finite statistics as numeric strings ("Max":
+	// "0.001"); non-finite ones follow NonFinite.
+	StatStrings bool
+	// Peers is how point-to-point peers and the roots of reduce and
+	// broadcast are passed: "positional" (default, dist.send(t, 2)) or
+	// "keyword" (dist.send(t, dst=2): input_kwargs {"dst": ...}, and the
+	// value again at the end of output).
+	Peers string
 }
 
 // Damage alters the written files of one rank at one step.
 type Damage struct {
 	Step, Rank int
+	// Kind rewrites dump.json: "empty-data" ("data": {}), "no-data" (no
+	// data member) and "cut-header" (cut before the first entry ends)
+	// leave no entry to read; "dup-data" adds a second, empty data member
+	// after the entries, damage after all of them. The empty kind leaves
+	// the file as written.
+	Kind string
 	// TruncateAt > 0 cuts dump.json at this fraction of its size, as a
 	// crash in the middle of a write would.
 	TruncateAt float64
@@ -199,11 +118,16 @@ type Spec struct {
 	TP, PP, EP int
 	// Level is "L1" (APIs only, construct.json {}) or "mix" (APIs and
 	// Module.* entries, parameters_grad entries, construct.json parents).
-	Level  string
-	Fault  *Fault
-	Format Format
-	Damage []Damage
-	Seed   int64
+	Level string
+	// DataMode is msprobe's data_mode: "all" (default) or "forward" (no
+	// backward and no parameters_grad entries; forward-named calls made
+	// during the backward, such as a kernel a backward calls or the
+	// gradient all_reduce, are still dumped).
+	DataMode string
+	Fault    *Fault
+	Format   Format
+	Damage   []Damage
+	Seed     int64
 
 	// Batch and Seq are the micro-batch size and sequence length
 	// (defaults 2 and 16); Vocab the vocabulary size (default 512).
@@ -214,8 +138,12 @@ type Spec struct {
 	DType string
 	// Optimizer is "adam" (default) or "sgd".
 	Optimizer string
-	// Attention is "eager" (default: matmul, scale, mask, softmax, matmul)
-	// or "custom" (one moe_ext.kernels.fused_attention call per layer).
+	// Attention is "eager" (default: matmul, scale, mask, softmax, matmul),
+	// "custom" (one moe_ext.kernels.fused_attention call per layer, with
+	// its own backward entry) or "function" (FlashAttentionFn, an
+	// autograd.Function whose forward and backward call the registered
+	// kernels attn_ext.flash_attention and attn_ext.flash_attention_grad;
+	// both are forward entries).
 	Attention string
 	// Mask is the causal mask of eager attention: "masked_fill" (default,
 	// Tensor.masked_fill with a -inf float) or "add" (a Torch.full(-inf) +
@@ -228,7 +156,31 @@ type Spec struct {
 	ClipGrad bool
 	// LossLog adds the all_reduce of the detached loss used for logging.
 	LossLog bool
+	// GradSync is how the gradients are synchronised: "allreduce"
+	// (default: all_reduce and div_ per parameter, in its data-parallel
+	// group), "zero1" (ZeRO-1: reduce to the parameter's owner, the
+	// owner's update, broadcast from the owner inside optimizer.step) or
+	// "reducer" (a hand-written bucketed reducer: the bucket's gradients
+	// and its token count are all-reduced and the bucket divided by the
+	// count; the router then feeds every expert in every step, as a load
+	// balancing loss does).
+	GradSync string
+	// Backend is the process group backend: "nccl" (default) or "gloo";
+	// with gloo a reduce leaves partial sums in the buffers of the ranks
+	// that are not its destination.
+	Backend string
+	// LossScale trains in float16 with dynamic loss scaling: the loss is
+	// multiplied by the scale before the backward, every gradient is cast
+	// to float16 (Tensor.half) and all-reduced in float16, an overflow
+	// check (Torch.isfinite, Tensor.all) decides, and a step with a
+	// non-finite gradient skips the update and halves the scale. It needs
+	// GradSync "allreduce".
+	LossScale bool
 
+	// Schedule orders the micro-batches: "sequential" (default: each
+	// forward then its backward) or "gpipe" (every forward, then every
+	// backward, as a GPipe pipeline schedule runs them).
+	Schedule string
 	// MicroBatches is the number of forward and backward passes per step
 	// (gradient accumulation, default 1): parameter gradients accumulate
 	// over the micro-batches and are synchronised and applied once, after
@@ -324,14 +276,46 @@ func (s Spec) normalized() (*Spec, error) {
 	default:
 		return nil, fmt.Errorf("synth: unknown level %q", n.Level)
 	}
+	switch n.Schedule {
+	case "":
+		n.Schedule = "sequential"
+	case "sequential", "gpipe":
+	default:
+		return nil, fmt.Errorf("synth: unknown schedule %q", n.Schedule)
+	}
+	switch n.GradSync {
+	case "":
+		n.GradSync = "allreduce"
+	case "allreduce", "zero1", "reducer":
+	default:
+		return nil, fmt.Errorf("synth: unknown gradient synchronisation %q", n.GradSync)
+	}
+	switch n.Backend {
+	case "":
+		n.Backend = "nccl"
+	case "nccl", "gloo":
+	default:
+		return nil, fmt.Errorf("synth: unknown backend %q", n.Backend)
+	}
+	switch n.DataMode {
+	case "":
+		n.DataMode = "all"
+	case "all", "forward":
+	default:
+		return nil, fmt.Errorf("synth: unknown data mode %q", n.DataMode)
+	}
 	if n.Optimizer == "" {
 		n.Optimizer = "adam"
 	}
 	if n.Optimizer != "adam" && n.Optimizer != "sgd" {
 		return nil, fmt.Errorf("synth: unknown optimizer %q", n.Optimizer)
 	}
-	if n.Attention == "" {
+	switch n.Attention {
+	case "":
 		n.Attention = "eager"
+	case "eager", "custom", "function":
+	default:
+		return nil, fmt.Errorf("synth: unknown attention %q", n.Attention)
 	}
 	if n.Mask == "" {
 		n.Mask = "masked_fill"
@@ -359,12 +343,18 @@ func (s Spec) normalized() (*Spec, error) {
 		}
 		slices.Sort(f.Ranks)
 		f.Ranks = slices.Compact(f.Ranks)
-		if len(f.Ranks) == 0 && !f.Kind.clean() && f.Kind != OptimizerNaN && f.Kind != AllReduceOverflow {
+		if len(f.Ranks) == 0 && !f.Kind.clean() && !f.Kind.everyRank() {
 			return nil, fmt.Errorf("synth: fault %v needs at least one rank", f.Kind)
 		}
 		if err := n.applyFault(f); err != nil {
 			return nil, err
 		}
+	}
+	if n.LossScale && n.GradSync != "allreduce" {
+		return nil, errors.New("synth: loss scaling needs GradSync allreduce")
+	}
+	if n.ClipGrad && n.GradSync == "zero1" {
+		return nil, errors.New("synth: gradient clipping is not modelled with zero1")
 	}
 	if n.DType == "" {
 		n.DType = "float32"
@@ -382,6 +372,14 @@ func (s Spec) normalized() (*Spec, error) {
 		if d.TruncateAt < 0 || d.TruncateAt >= 1 {
 			return nil, fmt.Errorf("synth: truncation fraction %v outside [0, 1)", d.TruncateAt)
 		}
+		switch d.Kind {
+		case "", "empty-data", "no-data", "dup-data", "cut-header":
+		default:
+			return nil, fmt.Errorf("synth: unknown damage kind %q", d.Kind)
+		}
+		if d.Kind != "" && d.TruncateAt > 0 {
+			return nil, errors.New("synth: a damage kind and a truncation exclude each other")
+		}
 	}
 	return &n, nil
 }
@@ -397,7 +395,7 @@ func (n *Spec) applyFault(f *Fault) error {
 		switch f.Kind {
 		case LogNegative, MaskedSoftmaxNaN, Uncaptured:
 			want = 0
-		case ExpOverflow, SqrtZeroBackward, CastOverflow, CustomAttentionBackward, SendRecvCarrier:
+		case ExpOverflow, SqrtZeroBackward, CastOverflow, CustomAttentionBackward, SendRecvCarrier, GradKernelNaN, ScaledGradOverflow:
 			want = n.stageOfLayer(f.Layer)
 		}
 		for _, r := range f.Ranks {
@@ -409,12 +407,24 @@ func (n *Spec) applyFault(f *Fault) error {
 	switch f.Kind {
 	case CustomAttentionBackward:
 		n.Attention = "custom"
+	case GradKernelNaN:
+		n.Attention = "function"
+	case ReducerZeroCount:
+		n.GradSync = "reducer"
+	case ScaledGradOverflow:
+		n.LossScale = true
+		if n.Model == MoE {
+			return errors.New("synth: scaled-grad-overflow needs a dense MLP")
+		}
+	case CastOverflow:
+		if n.Model == MoE {
+			return errors.New("synth: cast-overflow needs a dense MLP")
+		}
 	case MaskedSoftmaxNaN, Uncaptured:
 		n.Attention = "eager"
 		n.Mask = "masked_fill"
 	case AllReduceOverflow:
 		n.DType = "float16"
-		n.Optimizer = "adam"
 	case OptimizerNaN:
 		n.Optimizer = "adam"
 	case SendRecvCarrier:
@@ -485,6 +495,20 @@ func (f *Format) normalize(ranks int) error {
 	case "pytorch", "none":
 	default:
 		return fmt.Errorf("synth: framework %q", f.Framework)
+	}
+	switch f.StatKeys {
+	case "":
+		f.StatKeys = "msprobe"
+	case "msprobe", "lower", "upper":
+	default:
+		return fmt.Errorf("synth: statistics key style %q", f.StatKeys)
+	}
+	switch f.Peers {
+	case "":
+		f.Peers = "positional"
+	case "positional", "keyword":
+	default:
+		return fmt.Errorf("synth: peer style %q", f.Peers)
 	}
 	switch f.RankDir {
 	case "":

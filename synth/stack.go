@@ -10,6 +10,8 @@ const (
 	msprobeDir = pyLib + "/msprobe"
 	modelPy    = "/home/user/job/model.py"
 	trainPy    = "/home/user/job/train.py"
+	zeroPy     = "/home/user/job/zero.py"
+	reducerPy  = "/home/user/job/reducer.py"
 )
 
 // site is one line of Python source: a call site of an op or a module.
@@ -74,7 +76,14 @@ var (
 		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").line,
 		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").line,
 		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
-	ctxBwdFn    = []string{frBwdApply}
+	ctxZeroSync = []string{train(147, "train_step", "reduce_grads(model, dp_group)").line, frTrainLoop, frMain, frModule}
+	ctxZeroStep = []string{mkSite(zeroPy, 61, "step", "self.broadcast_params()").line,
+		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
+	ctxReducer = []string{train(147, "train_step", "reducer.reduce(model)").line, frTrainLoop, frMain, frModule}
+	ctxBwdFn   = []string{frBwdApply,
+		torchf("autograd/__init__.py", 251, "backward", "Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass").line,
+		torchf("_tensor.py", 522, "backward", "torch.autograd.backward(").line,
+		train(146, "train_step", "loss.backward()").line, frTrainLoop, frMain, frModule}
 	ctxPipeFwd  = []string{train(140, "train_step", "recv_forward(stage_input, prev_rank)").line, frTrainLoop, frMain, frModule}
 	ctxPipeSend = []string{train(144, "train_step", "send_forward(output, next_rank)").line, frTrainLoop, frMain, frModule}
 	ctxPipeRecv = []string{train(145, "train_step", "grad = recv_backward(output, next_rank)").line, frTrainLoop, frMain, frModule}
@@ -117,18 +126,19 @@ var (
 	sHeadCall  = model(222, "forward", "return self.head(h)")
 
 	// Block.forward
-	sDeltaSub = model(153, "forward", "d = h[:, 1:] - h[:, :-1]")
-	sDeltaSq  = model(154, "forward", "step = torch.sqrt((d * d).sum(dim=-1, keepdim=True))")
-	sDeltaPad = model(155, "forward", "h = h + self.delta_proj(F.pad(step, (0, 0, 1, 0)))")
-	sLn1Call  = model(157, "forward", "h = h + self.attn(self.ln1(h), mask)")
-	sLn2Call  = model(158, "forward", "x = self.ln2(h)")
-	sLn2Mask  = model(158, "forward", "x = self.ln2(h) * token_mask[..., None]")
-	sMlpCall  = model(159, "forward", "y = self.mlp(x)")
-	sMoeCall  = model(159, "forward", "y = self.moe(x)")
-	sGateExp  = model(160, "forward", "g = torch.exp(self.gate(x))")
-	sGateNorm = model(161, "forward", "g = g / g.sum(dim=-1, keepdim=True)")
-	sGateMul  = model(162, "forward", "y = y * g[..., :1]")
-	sResid2   = model(163, "forward", "return h + y")
+	sDeltaSub    = model(153, "forward", "d = h[:, 1:] - h[:, :-1]")
+	sDeltaSq     = model(154, "forward", "step = torch.sqrt((d * d).sum(dim=-1, keepdim=True))")
+	sDeltaPad    = model(155, "forward", "h = h + self.delta_proj(F.pad(step, (0, 0, 1, 0)))")
+	sLn1Call     = model(157, "forward", "h = h + self.attn(self.ln1(h), mask)")
+	sLn2Call     = model(158, "forward", "x = self.ln2(h)")
+	sLn2Mask     = model(158, "forward", "x = self.ln2(h) * token_mask[..., None]")
+	sMlpCall     = model(159, "forward", "y = self.mlp(x)")
+	sMoeCall     = model(159, "forward", "y = self.moe(x)")
+	sGateExp     = model(160, "forward", "g = torch.exp(self.gate(x))")
+	sGateNorm    = model(161, "forward", "g = g / g.sum(dim=-1, keepdim=True)")
+	sGateMul     = model(162, "forward", "y = y * g[..., :1]")
+	sResid2      = model(163, "forward", "return h + y")
+	sAdapterCall = model(164, "forward", "y = y + self.adapter(x) * domain_mask[..., None]")
 
 	// Attention.forward
 	sQkvCall   = model(92, "forward", "q, k, v = self.qkv(x).chunk(3, dim=-1)")
@@ -140,7 +150,12 @@ var (
 	sAttnV     = model(98, "forward", "y = torch.matmul(att, v)")
 	sMerge     = model(99, "forward", "y = y.transpose(1, 2).reshape(b, s, -1)")
 	sCustomAtt = model(101, "forward", "y = fused_attention(q, k, v, self.rel_bias, causal=True, softmax_scale=self.scale)")
-	sOutCall   = model(102, "forward", "return self.out(y)")
+	sFnApply   = model(100, "forward", "y = FlashAttentionFn.apply(q, k, v, self.scale)")
+
+	// FlashAttentionFn, a torch.autograd.Function over registered kernels
+	sFnKern     = model(80, "forward", "return attn_ext.flash_attention(q, k, v, scale)")
+	sFnKernGrad = model(86, "backward", "dq, dk, dv = attn_ext.flash_attention_grad(q, k, v, grad_out, ctx.scale)")
+	sOutCall    = model(102, "forward", "return self.out(y)")
 
 	// MLP.forward
 	sFc1Call = model(127, "forward", "h = self.act(self.fc1(x))")
@@ -167,17 +182,32 @@ var (
 	sExpFc      = model(278, "forward", "return self.fc2(self.act(self.fc1(x)))")
 
 	// train.py
-	sLoss      = train(144, "train_step", "loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))")
-	sGradAR    = train(30, "allreduce_grads", "dist.all_reduce(p.grad, op=dist.ReduceOp.SUM, group=group)")
-	sGradDiv   = train(31, "allreduce_grads", "p.grad.div_(group_size)")
-	sLossClone = train(150, "train_step", "loss_avg = loss.detach().clone()")
-	sLossAR    = train(151, "train_step", "dist.all_reduce(loss_avg, op=dist.ReduceOp.SUM, group=dp_group)")
-	sRecvBuf   = train(45, "recv_forward", "buf = torch.empty(shape, dtype=dtype, device='cuda')")
-	sRecv      = train(46, "recv_forward", "dist.recv(buf, src)")
-	sSend      = train(40, "send_forward", "dist.send(output, dst)")
-	sRecvGBuf  = train(55, "recv_backward", "grad = torch.empty_like(output)")
-	sRecvG     = train(56, "recv_backward", "dist.recv(grad, src)")
-	sSendG     = train(50, "send_backward", "dist.send(stage_input.grad, dst)")
+	sLoss        = train(144, "train_step", "loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))")
+	sGradAR      = train(30, "allreduce_grads", "dist.all_reduce(p.grad, op=dist.ReduceOp.SUM, group=group)")
+	sGradDiv     = train(31, "allreduce_grads", "p.grad.div_(group_size)")
+	sLossScale   = train(145, "train_step", "(loss * scaler.scale).backward()")
+	sGradHalf    = train(60, "allreduce_grads_fp16", "g16 = p.grad.half()")
+	sGradAR16    = train(61, "allreduce_grads_fp16", "dist.all_reduce(g16, op=dist.ReduceOp.SUM, group=group)")
+	sGradCheck   = train(64, "allreduce_grads_fp16", "finite = all(torch.isfinite(g).all() for g in grads16)")
+	sGradUnscale = train(67, "allreduce_grads_fp16", "p.grad = g16.float() / (scaler.scale * group_size)")
+	sLossClone   = train(150, "train_step", "loss_avg = loss.detach().clone()")
+	sLossAR      = train(151, "train_step", "dist.all_reduce(loss_avg, op=dist.ReduceOp.SUM, group=dp_group)")
+	sRecvBuf     = train(45, "recv_forward", "buf = torch.empty(shape, dtype=dtype, device='cuda')")
+	sRecv        = train(46, "recv_forward", "dist.recv(buf, src)")
+	sSend        = train(40, "send_forward", "dist.send(output, dst)")
+	sRecvGBuf    = train(55, "recv_backward", "grad = torch.empty_like(output)")
+	sRecvG       = train(56, "recv_backward", "dist.recv(grad, src)")
+	sSendG       = train(50, "send_backward", "dist.send(stage_input.grad, dst)")
+
+	// ZeRO-1 and the bucketed reducer
+	sZeroReduce  = train(36, "reduce_grads", "dist.reduce(p.grad, dst=owner, group=group)")
+	sZeroDiv     = train(38, "reduce_grads", "p.grad.div_(group.size())")
+	sZeroBcast   = mkSite(zeroPy, 74, "broadcast_params", "dist.broadcast(p.data, src=owner, group=self.group)")
+	sBucketCat   = mkSite(reducerPy, 40, "reduce", "flat = torch.cat([p.grad.view(-1) for p in bucket])")
+	sBucketCount = mkSite(reducerPy, 41, "reduce", "cnt = token_mask[bucket.tokens].sum()")
+	sBucketAR    = mkSite(reducerPy, 42, "reduce", "dist.all_reduce(flat, group=bucket.group)")
+	sBucketCntAR = mkSite(reducerPy, 43, "reduce", "dist.all_reduce(cnt, group=bucket.group)")
+	sBucketDiv   = mkSite(reducerPy, 44, "reduce", "flat = flat / cnt")
 
 	// optimizers
 	sAdamM     = torchf("optim/adam.py", 360, "_single_tensor_adam", "exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)")

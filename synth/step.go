@@ -3,8 +3,10 @@ package synth
 import "math"
 
 // runStep executes one training step of one rank: Spec.MicroBatches
-// forward and backward passes whose parameter gradients accumulate, then
-// the gradient synchronisation, the loss logging, clipping and the update.
+// forward and backward passes whose parameter gradients accumulate (each
+// forward followed by its backward, or with Schedule "gpipe" every forward
+// first), then the gradient synchronisation, the loss logging, clipping
+// and the update.
 func (r *rk) runStep() {
 	s := r.w.spec
 	mp := r.st.model
@@ -13,18 +15,8 @@ func (r *rk) runStep() {
 	}
 	var grads map[*param]*tensor
 	var logged *tensor
-	for mb := 0; mb < s.MicroBatches; mb++ {
-		r.mb = mb
-		if mb > 0 {
-			// the previous pass's graph is freed once its backward ran
-			clear(r.tape)
-			r.tape = r.tape[:0]
-		}
-		gs, loss := r.microBatch()
-		if r.w.dry && r.df != nil {
-			r.st.passEnds = append(r.st.passEnds, r.df.j.offset())
-		}
-		if mb == 0 {
+	add := func(gs *gradSet, loss *tensor) {
+		if grads == nil {
 			grads = gs.p
 		} else {
 			r.accumulateGrads(grads, gs.p)
@@ -36,17 +28,59 @@ func (r *rk) runStep() {
 		}
 		r.w.side.loss(r.rank, loss)
 	}
+	if s.Schedule == "gpipe" {
+		// every forward, then every backward
+		passes := make([]*pass, s.MicroBatches)
+		for mb := range passes {
+			r.mb, r.tape = mb, nil
+			passes[mb] = r.forwardPass()
+		}
+		for _, ps := range passes {
+			add(r.backwardPass(ps), ps.loss)
+		}
+	} else {
+		for mb := 0; mb < s.MicroBatches; mb++ {
+			r.mb = mb
+			ps := r.forwardPass()
+			gs := r.backwardPass(ps)
+			if r.w.dry && r.df != nil {
+				r.st.passEnds = append(r.st.passEnds, r.df.j.offset())
+			}
+			add(gs, ps.loss)
+		}
+	}
 	r.w.side.unreduced(r, grads)
 	gs := &gradSet{p: grads}
-	r.gradSync(gs)
+	skip := false
+	switch {
+	case s.GradSync == "zero1":
+		r.zeroReduce(gs)
+	case s.GradSync == "reducer":
+		r.bucketReduce(gs)
+	case s.LossScale:
+		skip = r.scaledSync(gs)
+	default:
+		r.gradSync(gs)
+	}
 	r.w.side.reduced(r, gs)
-	if s.LossLog && mp.last {
+	if s.LossLog && mp.last && s.GradSync != "zero1" {
 		r.lossLog(logged, r.st.lay.dp)
+	}
+	if skip {
+		r.st.skipped++
+		r.w.side.skippedStep(r)
+		return
 	}
 	if s.ClipGrad {
 		r.clipGrad(gs)
 	}
 	r.optimizer(gs)
+	if s.GradSync == "zero1" {
+		r.zeroBroadcast()
+		if s.LossLog && mp.last {
+			r.lossLog(logged, r.st.lay.dp)
+		}
+	}
 	r.w.side.updated(r)
 }
 

@@ -124,6 +124,11 @@ type tensor struct {
 
 func (t *tensor) nonFinite() bool { return t.NaN || t.PInf || t.NInf }
 
+// allZero reports a tensor whose every element is exactly zero.
+func (t *tensor) allZero() bool {
+	return t != nil && !t.Empty && !t.nonFinite() && t.Max == 0 && t.Min == 0
+}
+
 // tainted reports non-finite values that are not legitimate.
 func (t *tensor) tainted() bool { return t != nil && t.nonFinite() && !t.Legit }
 

@@ -3,14 +3,23 @@ package synth
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
-// Truth is what an analysis of a generated run must find. It is read off
-// the simulation, not declared: the origin is the first op whose inputs
-// were clean and whose output held illegitimate non-finite values. When
-// Anomaly is false every other field keeps its zero value (Ranks empty).
+// Truth is what an analysis of a generated run must find: what the dump
+// shows of the simulated event. It is read off the simulation, not
+// declared. The simulation records, for every entry it writes, the
+// illegitimate non-finite values it held (physically: a mask's -inf and
+// the garbage of a receive buffer are legitimate), the collective instance
+// it took part in and the phase it ran in; the truth is what the README's
+// rules (sections 5-8) make of that record, step by step, with the damage
+// of the spec applied. The origin is then the first op whose inputs were
+// clean and whose output was not, when the dump holds it; a fault whose
+// op is not dumped, or whose step is not, is seen where the dump first
+// shows it (Captured false), and a fault that leaves no trace in the
+// dumped steps, or only in steps the next dumped step shows clean again,
+// is no anomaly. Notes tell what the simulation itself did. When Anomaly is
+// false every other field but Recovered keeps its zero value.
 type Truth struct {
 	// Name is the spec's name.
 	Name    string `json:"name"`
@@ -18,29 +27,57 @@ type Truth struct {
 	// Step is the step of Op (for an uncaptured origin, the step where the
 	// anomaly is first visible in the dump).
 	Step int `json:"step"`
-	// Ranks are the source ranks, where the anomaly was born.
+	// Ranks are the source ranks, where the anomaly was born (for an
+	// origin whose ranks could not be read, those ranks).
 	Ranks []int `json:"ranks"`
 	// Op is the dump.json entry name of the origin op on the source ranks;
 	// when the origin is not in the dump (Captured false), the first entry
-	// that shows the anomaly on Ranks[0].
+	// that shows the anomaly on the lowest of Ranks (for an unread origin,
+	// on the lowest rank it reached).
 	Op string `json:"op"`
-	// Stage is forward, backward (including the gradient all_reduces) or
-	// optimizer: where the origin op ran.
+	// Stage is forward, backward (including the gradient reduction) or
+	// optimizer: where the simulation ran Op when the dump holds the
+	// origin; for an origin it does not hold (Captured false), what the
+	// README infers from the entries read: the phase of Op (README 4),
+	// optimizer for weights the previous update wrote (README 6.8), with a
+	// note when the simulation did otherwise. Phase keeps the four phases
+	// (forward, backward, gradient reduction, optimizer).
 	Stage string `json:"stage"`
+	Phase string `json:"phase"`
 	// Kind is "nan" or "inf": what the origin op's output first held.
 	Kind string `json:"kind"`
-	// Tie: independent births at the same op at the same time on several
-	// ranks. An overflowing collective is one event seen by all its
-	// participants, not a tie.
+	// Tie: more than one independent event, births on several ranks or an
+	// overflowing collective in more than one instance. One overflowing
+	// collective is one event seen by all its participants, not a tie.
 	Tie      bool `json:"tie"`
 	Captured bool `json:"captured"`
-	// FirstNaN is the first entry with a NaN output on Ranks[0] when Kind
-	// is inf; nil when the origin already made NaN.
+	// Unread: the origin's ranks could not be read (README 6.6): only
+	// ranks that received the anomaly were.
+	Unread bool `json:"unread"`
+	// FirstNaN is the first entry with a NaN output on the lowest of Ranks
+	// when Kind is inf, in the origin step or else in the next dumped step;
+	// nil when the origin already made NaN.
 	FirstNaN *OpAt `json:"first_nan"`
 	// Carrier is the first collective that made ranks without the anomaly
-	// non-finite; nil if none.
+	// non-finite (README 6.7), in the origin step or else in the next
+	// dumped step; nil if none.
 	Carrier *Carrier `json:"carrier"`
-	Notes   []string `json:"notes"`
+	// Recovered are the anomalous dumped steps before Step whose next
+	// dumped step showed nothing (a float16 overflow the loss scaler
+	// skipped).
+	Recovered []Recovered `json:"recovered"`
+	Notes     []string    `json:"notes"`
+}
+
+// Recovered is an anomaly that did not last to the next dumped step.
+type Recovered struct {
+	Step     int    `json:"step"`
+	Ranks    []int  `json:"ranks"`
+	Op       string `json:"op"`
+	Stage    string `json:"stage"`
+	Phase    string `json:"phase"`
+	Kind     string `json:"kind"`
+	NextStep int    `json:"next_step"`
 }
 
 // OpAt is one dump entry of one rank.
@@ -60,76 +97,49 @@ type Carrier struct {
 	ToRanks   []int  `json:"to_ranks"`
 }
 
-// truth derives the Truth from the births and carriers the simulation
-// recorded.
+// truth reads the Truth off the walk over the dumped steps.
 func (w *world) truth() *Truth {
-	s := w.spec
-	t := &Truth{Name: s.Name, Ranks: []int{}, Notes: []string{}}
-	var all []birthRec
-	for _, st := range w.ranks {
-		all = append(all, st.births...)
+	t := &Truth{Name: w.spec.Name, Ranks: []int{}, Recovered: []Recovered{}, Notes: []string{}}
+	walk := w.walk
+	t.Recovered = append(t.Recovered, walk.recovered...)
+	for _, r := range walk.recovered {
+		t.Notes = append(t.Notes, fmt.Sprintf("step %d shows %s on rank(s) %s, which the next dumped step %d no longer shows: recovered", r.Step, r.Op, rankList(r.Ranks), r.NextStep))
 	}
-	if len(all) == 0 {
+	res := walk.origin
+	if res == nil {
 		t.Notes = append(t.Notes, w.cleanNotes()...)
 		return t
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].step != all[j].step {
-			return all[i].step < all[j].step
-		}
-		if all[i].clk != all[j].clk {
-			return all[i].clk < all[j].clk
-		}
-		return all[i].rank < all[j].rank
-	})
-	first := all[0]
-	var src *birthRec
-	for _, st := range w.ranks {
-		for i := range st.births {
-			b := &st.births[i]
-			if b.step == first.step && b.key == first.key {
-				if !slices.Contains(t.Ranks, b.rank) {
-					t.Ranks = append(t.Ranks, b.rank)
-				}
-				if src == nil {
-					src = b
-				}
-				break
+	o := &res.origin
+	t.Anomaly = true
+	t.Step = res.v.step
+	t.Ranks = slices.Clone(o.ranks)
+	t.Op = o.root.name
+	t.Stage, t.Phase = o.ph.stage(), o.ph.name()
+	t.Kind, t.Tie, t.Captured, t.Unread = o.kind, o.tie, o.captured, o.unread
+	if t.Kind == "inf" {
+		if e := res.v.ranks[o.main].firstNaNFrom(o.root.pos); e != nil {
+			t.FirstNaN = &OpAt{Step: t.Step, Rank: o.main, Op: e.name}
+		} else if c := walk.checked; c != nil {
+			if e := c.v.ranks[o.main].firstNaNFrom(0); e != nil {
+				t.FirstNaN = &OpAt{Step: c.v.step, Rank: o.main, Op: e.name}
 			}
 		}
 	}
-	slices.Sort(t.Ranks)
-	t.Anomaly = true
-	t.Step = first.step
-	// Several ranks making it at once is a tie; a collective that makes it is
-	// one event seen by all its participants, not a tie.
-	t.Tie = len(t.Ranks) > 1 && !strings.HasPrefix(first.name, "Distributed.")
-	t.Stage = first.stage
-	t.Kind = first.kind
-	t.Captured = src.captured
-	if src.captured {
-		t.Op = src.name
-	} else if src.visible != nil {
-		t.Op = src.visible.Op
-		t.Step = src.visible.Step
-	}
-	if t.Kind == "inf" {
-		t.FirstNaN = src.firstNaN
-	}
-	var best *carrierEv
-	for i := range w.tr.carriers {
-		c := &w.tr.carriers[i]
-		if c.step < first.step {
-			continue
+	if h, rank := res.pickCarrier(res.carriers()); h != nil {
+		t.Carrier = res.carrierOf(t.Step, h, rank)
+	} else if c := walk.checked; c != nil {
+		var into []*vHop
+		for _, h := range c.carriers() {
+			if slices.ContainsFunc(h.receivers, func(rc int) bool { return res.v.ranks[rc].sign == nil }) {
+				into = append(into, h)
+			}
 		}
-		if best == nil || c.step < best.step || (c.step == best.step && c.clk < best.clk) {
-			best = c
+		if h, rank := c.pickCarrier(into); h != nil {
+			t.Carrier = c.carrierOf(c.v.step, h, rank)
 		}
 	}
-	if best != nil {
-		t.Carrier = &Carrier{Step: best.step, Op: best.op, FromRanks: best.from, ToRanks: best.to}
-	}
-	t.Notes = w.notes(t, first, src)
+	t.Notes = append(t.Notes, w.notes(t)...)
 	return t
 }
 
@@ -139,88 +149,4 @@ func rankList(rs []int) string {
 		p[i] = fmt.Sprint(r)
 	}
 	return strings.Join(p, ", ")
-}
-
-// cleanNotes describes a run without anomaly.
-func (w *world) cleanNotes() []string {
-	n := []string{"no op creates a non-finite value from clean inputs"}
-	f := w.spec.Fault
-	if f != nil && f.Kind == GarbageBuffers {
-		n = append(n, "receive buffers on the input side of collectives and Torch.empty outputs hold uninitialised memory (NaN/Inf garbage included); the collectives overwrite them")
-	}
-	if w.spec.Attention == "eager" {
-		if w.spec.Mask == "add" {
-			n = append(n, "every layer adds a causal mask built each step by Torch.full(-inf) and Torch.triu: -Infinity in Min is legitimate")
-		} else {
-			n = append(n, "every layer fills the causal mask with Tensor.masked_fill(-inf): -Infinity in Min is legitimate")
-		}
-	}
-	return n
-}
-
-// notes explains the fault and what the simulation made of it.
-func (w *world) notes(t *Truth, first birthRec, src *birthRec) []string {
-	s := w.spec
-	f := s.Fault
-	var n []string
-	if f != nil {
-		switch f.Kind {
-		case LogNegative:
-			n = append(n, fmt.Sprintf("a corrupted input feature on rank(s) %s at step %d is negative; Torch.log returns NaN", rankList(f.Ranks), f.Step))
-		case ExpOverflow:
-			n = append(n, fmt.Sprintf("a gate logit on rank(s) %s in layer %d overflows Torch.exp to +Inf; the normalisation Inf/Inf makes the first NaN", rankList(f.Ranks), f.Layer))
-		case SqrtZeroBackward:
-			n = append(n, fmt.Sprintf("a duplicated token on rank(s) %s makes a row of the layer %d delta exactly zero: sqrt is finite in the forward, its backward is +Inf and Inf*0 in the backward of d*d makes the first NaN", rankList(f.Ranks), f.Layer))
-		case CustomAttentionBackward:
-			n = append(n, fmt.Sprintf("the custom kernel moe_ext.kernels.fused_attention (register_custom_api) of layer %d writes NaN into the gradient of the last relative-position bucket of rel_bias on rank(s) %s at step %d, when a batch reaches that bucket", f.Layer, rankList(f.Ranks), f.Step))
-			n = append(n, fmt.Sprintf("Adam writes NaN into that bucket of rel_bias at step %d; the forward reads it only when a batch holds a sequence of the maximum length (from step %d on), so steps in between show NaN in the rel_bias input of the kernel with a finite output", f.Step, f.Step+2))
-		case CastOverflow:
-			n = append(n, fmt.Sprintf("an activation outlier on rank(s) %s in the MLP of layer %d is cast to float16 by Tensor.half and becomes +Inf", rankList(f.Ranks), f.Layer))
-		case MaskedSoftmaxNaN:
-			n = append(n, fmt.Sprintf("a left-padded sample on rank(s) %s leaves a query row fully masked with -inf; the softmax of that row is NaN while its input only holds the legitimate -inf", rankList(f.Ranks)))
-		case OptimizerNaN:
-			n = append(n, fmt.Sprintf("the embedding joins the optimizer at step %d in a parameter group with eps=0; its gradient is exactly zero for tokens absent from the batch and m/(sqrt(v)+eps) = 0/0 in Tensor.addcdiv_ on every rank", f.Step))
-			if !s.Format.OptimizerHooked {
-				n = append(n, fmt.Sprintf("the optimizer is fused and not dumped: the NaN is first visible at step %d as the weight input of the first forward op using the embedding", t.Step))
-			}
-		case Uncaptured:
-			n = append(n, fmt.Sprintf("a fully masked row on rank(s) %s goes through an unhooked fused softmax kernel (scaled_masked_softmax) that returns NaN; the first dumped entry already has NaN in its input", rankList(f.Ranks)))
-		case AllReduceOverflow:
-			n = append(n, "the float16 head-bias gradients are finite on every rank but their spikes sit at the same element; the sum in Distributed.all_reduce overflows float16 on every participant")
-		case SendRecvCarrier:
-			n = append(n, fmt.Sprintf("Torch.exp overflows in layer %d on rank(s) %s; the NaN activation reaches the next pipeline stage through Distributed.send/recv", f.Layer, rankList(f.Ranks)))
-		case AllToAllCarrier:
-			n = append(n, fmt.Sprintf("ranks %s zero the hidden states of padding tokens in layer %d; the router sends them to expert 0, whose eps-less RMSNorm computes rsqrt(0) = +Inf and 0*Inf = NaN; the combine all_to_all_single returns the NaN rows to the ranks owning the tokens", rankList(f.Ranks), f.Layer))
-		}
-	}
-	if !t.Captured {
-		n = append(n, "the op that created the anomaly is not in the dump; op names the first entry that shows it")
-	}
-	if t.Tie {
-		n = append(n, fmt.Sprintf("tie: ranks %s create the anomaly independently at the same op", rankList(t.Ranks)))
-	}
-	if t.Carrier == nil {
-		n = append(n, "no collective carries the anomaly to a rank that did not have it")
-	}
-	loss := -1
-	var lossRanks []int
-	for _, st := range w.ranks {
-		if st.lossBad >= 0 && (loss < 0 || st.lossBad < loss) {
-			loss = st.lossBad
-		}
-	}
-	for _, st := range w.ranks {
-		if st.lossBad == loss && loss >= 0 {
-			lossRanks = append(lossRanks, st.rank)
-		}
-	}
-	if loss >= 0 {
-		n = append(n, fmt.Sprintf("the loss is first non-finite at step %d (rank(s) %s)", loss, rankList(lossRanks)))
-	} else {
-		n = append(n, "the loss stays finite in every simulated step")
-	}
-	if !slices.Contains(s.Steps, first.step) {
-		n = append(n, fmt.Sprintf("the origin step %d is not dumped", first.step))
-	}
-	return n
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -45,6 +46,8 @@ type jsonOut struct {
 	pad     []byte
 	strNF   bool
 	grp     string
+	keys    [4]string // the statistics keys as written
+	statStr bool      // finite statistics as numeric strings
 	cache   tensorCache
 }
 
@@ -90,7 +93,8 @@ func newJSONOut(path string, f *Format, o *outSizes) (*jsonOut, error) {
 			return nil, err
 		}
 	}
-	j := &jsonOut{f: fh, o: o, ind: f.Indent, strNF: f.NonFinite == "string", grp: f.Groups}
+	j := &jsonOut{f: fh, o: o, ind: f.Indent, strNF: f.NonFinite == "string", grp: f.Groups,
+		keys: statKeys(f), statStr: f.StatStrings}
 	j.b = (*o.pool.Get().(*[]byte))[:0]
 	j.pad = make([]byte, 1+24*j.ind)
 	j.pad[0] = '\n'
@@ -349,12 +353,50 @@ func (j *jsonOut) group(d int, g *group) {
 	j.raw("}")
 }
 
-// stat writes one `"Key": value,` line of a tensor at depth d.
+// stat writes one `"Key": value,` line of a tensor at depth d; finite
+// values are numeric strings when the format says so.
 func (j *jsonOut) stat(d int, key string, x float64) {
 	j.indent(d)
 	j.raw(key)
-	j.num(x)
+	if j.statStr && !math.IsNaN(x) && !math.IsInf(x, 0) {
+		j.b = append(j.b, '"')
+		j.b = appendPyFloat(j.b, x)
+		j.b = append(j.b, '"')
+	} else {
+		j.num(x)
+	}
 	j.b = append(j.b, ',')
+}
+
+// statInt writes an integer statistic line (a string when the format says
+// so).
+func (j *jsonOut) statInt(d int, key string, x int64) {
+	j.indent(d)
+	j.raw(key)
+	if j.statStr {
+		j.b = append(j.b, '"')
+		j.int(x)
+		j.b = append(j.b, '"')
+	} else {
+		j.int(x)
+	}
+	j.b = append(j.b, ',')
+}
+
+// statKeys are the spellings of the four statistics keys, with the
+// separator, for a format.
+func statKeys(f *Format) [4]string {
+	names := [4]string{"Max", "Min", "Mean", "Norm"}
+	for i, n := range names {
+		switch f.StatKeys {
+		case "lower":
+			n = strings.ToLower(n)
+		case "upper":
+			n = strings.ToUpper(n)
+		}
+		names[i] = `"` + n + `": `
+	}
+	return names
 }
 
 func (j *jsonOut) tensor(d int, t *tensor) { j.cachedTensor(d, t) }
@@ -372,55 +414,49 @@ func (j *jsonOut) tensorText(d int, t *tensor) {
 	j.raw(`"shape": `)
 	j.intList(d+1, t.Shape)
 	j.raw(",")
+	k := &j.keys
 	switch {
 	case t.Empty:
-		for _, k := range [...]string{`"Max": null,`, `"Min": null,`, `"Mean": null,`, `"Norm": null,`} {
+		for _, key := range k {
 			j.indent(d + 1)
-			j.raw(k)
+			j.raw(key)
+			j.raw("null,")
 		}
 	case t.DT == dtBool:
 		j.indent(d + 1)
-		j.raw(`"Max": `)
+		j.raw(k[0])
 		j.bool(t.Max != 0)
 		j.raw(",")
 		j.indent(d + 1)
-		j.raw(`"Min": `)
+		j.raw(k[1])
 		j.bool(t.Min != 0)
 		j.raw(",")
 		j.indent(d + 1)
-		j.raw(`"Mean": null,`)
+		j.raw(k[2])
+		j.raw("null,")
 		j.indent(d + 1)
-		j.raw(`"Norm": null,`)
+		j.raw(k[3])
+		j.raw("null,")
 	case t.DT == dtI64:
-		j.indent(d + 1)
-		j.raw(`"Max": `)
-		j.int(int64(t.Max))
-		j.raw(",")
-		j.indent(d + 1)
-		j.raw(`"Min": `)
-		j.int(int64(t.Min))
-		j.raw(",")
+		j.statInt(d+1, k[0], int64(t.Max))
+		j.statInt(d+1, k[1], int64(t.Min))
 		if len(t.Shape) == 0 {
-			j.indent(d + 1)
-			j.raw(`"Mean": `)
-			j.int(int64(t.Max))
-			j.raw(",")
-			j.indent(d + 1)
-			j.raw(`"Norm": `)
-			j.int(int64(math.Abs(t.Max)))
-			j.raw(",")
+			j.statInt(d+1, k[2], int64(t.Max))
+			j.statInt(d+1, k[3], int64(math.Abs(t.Max)))
 		} else {
 			j.indent(d + 1)
-			j.raw(`"Mean": null,`)
+			j.raw(k[2])
+			j.raw("null,")
 			j.indent(d + 1)
-			j.raw(`"Norm": null,`)
+			j.raw(k[3])
+			j.raw("null,")
 		}
 	default:
 		mx, mn, mean, norm := t.stats()
-		j.stat(d+1, `"Max": `, mx)
-		j.stat(d+1, `"Min": `, mn)
-		j.stat(d+1, `"Mean": `, mean)
-		j.stat(d+1, `"Norm": `, norm)
+		j.stat(d+1, k[0], mx)
+		j.stat(d+1, k[1], mn)
+		j.stat(d+1, k[2], mean)
+		j.stat(d+1, k[3], norm)
 	}
 	j.indent(d + 1)
 	j.raw(`"requires_grad": `)

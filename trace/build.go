@@ -123,11 +123,19 @@ type builder struct {
 	side *rankFiles // the main rank's stack.json and construct.json
 }
 
-// recovered summarises an anomalous step that the next step no longer shows.
+// recovered summarises an anomalous step that the next step no longer
+// shows: its origin, with the stage README 6.8 gives weights the previous
+// update wrote, as for the origin of a step that lasts.
 func (r *stepResult) recovered(next int) verdict.Recovered {
 	p := r.pick()
-	return verdict.Recovered{Step: r.step, Ranks: p.ranks, Op: p.root.name, Stage: p.root.phase.Stage(),
-		Phase: p.root.phase.String(), Kind: p.kind, NextStep: next}
+	stage, phase := p.root.phase.Stage(), p.root.phase.String()
+	if !p.captured && !p.collective {
+		if weights, _ := (&builder{r: r, p: p}).weightsFromUpdate(); weights {
+			stage, phase = policy.Optimizer.Stage(), policy.Optimizer.String()
+		}
+	}
+	return verdict.Recovered{Step: r.step, Ranks: p.ranks, Op: p.root.name, Stage: stage,
+		Phase: phase, Kind: p.kind, NextStep: next}
 }
 
 // pick is the origin of a step as the ranks tell it (README "How it
@@ -316,20 +324,26 @@ func (b *builder) weightsFromUpdate() (bool, string) {
 	if len(b.r.sources) < 2 {
 		return false, ""
 	}
-	name := ""
+	// README 6.8: at least two of the source ranks, not all of them
+	by := map[string][]int{}
+	var names []string
 	for _, rank := range b.r.sources {
 		l := b.r.locals[rank]
 		if l.first == nil || l.role != roleInherited || l.first.phase != policy.Forward || l.first.gradIn == 0 {
-			return false, ""
+			continue
 		}
-		if name == "" {
-			name = l.first.name
-		} else if l.first.name != name {
-			return false, ""
+		if by[l.first.name] == nil {
+			names = append(names, l.first.name)
+		}
+		by[l.first.name] = append(by[l.first.name], rank)
+	}
+	for _, name := range names {
+		if ranks := by[name]; len(ranks) >= 2 {
+			return true, fmt.Sprintf("ranks %s first show it at %s, in an input that requires grad: weights they share already held it, so the update at the end of step %d wrote them",
+				dump.FormatRanges(ranks), name, b.r.step-1)
 		}
 	}
-	return true, fmt.Sprintf("ranks %s first show it at %s, in an input that requires grad: weights they share already held it, so the update at the end of step %d wrote them",
-		dump.FormatRanges(b.r.sources), name, b.r.step-1)
+	return false, ""
 }
 
 func (b *builder) spread() {

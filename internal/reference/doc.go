@@ -94,16 +94,20 @@
 // Per rank (section 5)
 //
 //  17. -inf "in a module's parameters": values under the entry's
-//     `parameters` member; "outside the forward phase" includes gradient
-//     reduction.
+//     `parameters` member. "After B₂" is by position, as the README says
+//     severity is: a file without backward entries has none, and a
+//     forward-named call between B₁ and B₂ (a kernel a backward calls) is
+//     not after it, whatever phase rule 5 gives it.
 //  18. Sent is checked before received (a collective that did both is
 //     sent); the kind of a sent first sign is what it sent.
 //  19. nan_check: an entry with `is_nan` 1 (or true) and no severe value is
 //     a flagged sign, collectives included; kind "overflow"; a flagged rank
 //     counts as a birth everywhere ("has a birth (or is flagged)").
 //  20. Promotion: "non-finite input" is after the rule set, whatever its
-//     severity; "after the last legitimate -inf source" means after the
-//     last such source before the first sign. A promoted root makes an
+//     severity; "its only non-finite input is -inf" needs a -inf input (a
+//     first sign without non-finite input is not promoted); "after the
+//     last legitimate -inf source" means after the last such source
+//     before the first sign. A promoted root makes an
 //     inherited rank a birth, but happened-before still uses the first
 //     sign's position.
 //  21. First NaN: a non-collective whose output holds NaN after the rule
@@ -111,8 +115,8 @@
 //     step the search starts at its first entry.
 //  22. A dump.json cut inside its first entry has no entry before the
 //     damage: unread, not damaged. One that decodes but whose top level or
-//     data is not an object is unread. Of duplicate "data" members the last
-//     counts.
+//     data is not an object is unread. A second "data" member is damage
+//     after the entries of the first (README 5 says so).
 //
 // Across ranks (section 6)
 //

@@ -30,6 +30,7 @@ type entry struct {
 	statless    bool // has tensors, none with Max or Min
 	coll        *collCall
 	phase       string
+	afterB2     bool // after the last backward entry of the file
 }
 
 // slotsOf lists the top-level slots of one field of an entry.
@@ -133,10 +134,11 @@ func isParamsGrad(name string) bool {
 }
 
 // severe is what of a value is severe at its entry: NaN and +inf always;
-// -inf outside the forward phase or in a module's parameters.
+// -inf in backward entries, in a module's parameters and after the last
+// backward entry (README 5: by position and name, not by phase).
 func (e *entry) severe(v value) holds {
 	h := v.holds & (holdNaN | holdPosInf)
-	if v.holds.has(holdNegInf) && (e.phase != phaseForward || v.field == "parameters") {
+	if v.holds.has(holdNegInf) && (e.backward || e.afterB2 || v.field == "parameters") {
 		h |= holdNegInf
 	}
 	return h

@@ -120,6 +120,7 @@ func assignPhases(entries []*entry, construct map[string]string, stacks map[stri
 		}
 	}
 	for i, e := range entries {
+		e.afterB2 = b2 >= 0 && i > b2
 		switch {
 		case e.backward: // rule 1
 			e.phase = phaseBackward

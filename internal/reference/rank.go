@@ -111,10 +111,10 @@ func (r *rankData) firstSign() *sign {
 }
 
 // promote applies the -inf exception: when the first sign's only
-// non-finite input is -inf (or it has none), the first earlier entry that
-// made a new -inf after the last legitimate -inf source is the root.
+// non-finite input is -inf, the first earlier entry that made a new -inf
+// after the last legitimate -inf source is the root.
 func (r *rankData) promote(s *sign) {
-	if s.first.anyIn()&^holdNegInf != 0 {
+	if s.first.anyIn() != holdNegInf {
 		return
 	}
 	lastLegit := -1
