@@ -236,7 +236,6 @@ func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 	}
 	if dumped && !w.dry && !w.walk.done {
 		r.seen = newStepLog()
-		r.seen.keepBwds = w.truncated(step, rank)
 	}
 	r.runStep()
 	st.log = r.seen
@@ -391,15 +390,6 @@ func (w *world) placeable(step, rank int) (placeable, stack bool) {
 	return stack || construct, stack
 }
 
-// truncated reports whether the spec cuts a rank's dump.json at a step.
-func (w *world) truncated(step, rank int) bool {
-	for _, d := range w.spec.Damage {
-		if d.Step == step && d.Rank == rank && d.TruncateAt > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // see builds the view of a dumped step and walks it.
 func (w *world) see(step int, last bool) {

@@ -229,19 +229,6 @@ func (s *Spec) withLayers() *Spec {
 	return &n
 }
 
-// eagerAttention reports the eager attention and its -inf masks, as the
-// spec's fault leaves it.
-func eagerAttention(s *Spec) bool {
-	if f := s.Fault; f != nil {
-		switch f.Kind {
-		case CustomAttentionBackward, GradKernelNaN:
-			return false
-		case MaskedSoftmaxNaN, Uncaptured, LegitMasks:
-			return true
-		}
-	}
-	return s.Attention == "" || s.Attention == "eager"
-}
 
 // randomDamage draws at most one damaged file.
 func randomDamage(c chooser, s *Spec) []Damage {
@@ -256,11 +243,6 @@ func randomDamage(c chooser, s *Spec) []Damage {
 		}
 	}
 	x := c.r.Float64()
-	if x < 0.4 && s.MicroBatches > 1 && eagerAttention(s) {
-		// a file cut in a later micro-batch's forward puts its masks after
-		// the last backward entry read (README 5: -inf is severe there)
-		x = 0.5
-	}
 	switch {
 	case x < 0.4:
 		d.TruncateAt = 0.2 + 0.7*c.r.Float64()

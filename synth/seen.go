@@ -148,12 +148,8 @@ type stepLog struct {
 	bwdSeen     bool
 	firstBwdEnd int64
 	firstOpt    int
-	// before are the ops of the entries before the first backward entry;
-	// bwds, kept only for files the spec cuts, are the positions and end
-	// offsets of the backward entries.
+	// before are the ops of the entries before the first backward entry.
 	before      map[apiKey]bool
-	keepBwds    bool
-	bwds        [][2]int64
 	firstBwd    int   // position of the first backward entry (-1: none)
 	lastBwd     int   // position of the last backward entry (-1: none)
 	firstOptEnd int64 // end offset of the entry at firstOpt
@@ -181,9 +177,6 @@ func (l *stepLog) add(e seenEntry) {
 		}
 		l.bwdSeen = true
 		l.lastBwd = e.pos
-		if l.keepBwds {
-			l.bwds = append(l.bwds, [2]int64{int64(e.pos), e.end})
-		}
 	} else if !l.bwdSeen {
 		l.before[e.op] = true
 	}

@@ -88,20 +88,21 @@ func (v *rankView) phases(l *stepLog, placeable, stack bool) {
 	}
 	if !seen(l.firstBwdEnd) {
 		for _, e := range v.entries {
-			e.ph = phForward
-			if optAt >= 0 && e.pos >= optAt {
+			switch {
+			case optAt >= 0 && e.pos >= optAt:
 				e.ph = phOptimizer
+			case stack && e.bwdFrame: // rule 3: a kernel a backward calls
+				e.ph = phBackward
+			default:
+				e.ph = phForward
 			}
 		}
 		return
 	}
 	b1, b2 := l.firstBwd, l.lastBwd
 	if v.cut >= 0 {
-		for _, b := range l.bwds {
-			if b[1] <= v.cut {
-				b2 = int(b[0])
-			}
-		}
+		// README 4: in a file cut short nothing lies after B2
+		b2 = int(^uint(0) >> 1)
 	}
 	start := optAt
 	if start < 0 {
@@ -132,9 +133,9 @@ func (v *rankView) phases(l *stepLog, placeable, stack bool) {
 	}
 }
 
-// afterB2 reports an entry after the last backward entry that was read.
+// afterB2 reports an entry after the last backward entry of a whole file.
 func (v *rankView) afterB2(e *seenEntry) bool {
-	return e.afterBwd && (e.nextBwd < 0 || (v.cut >= 0 && e.nextBwd > v.cut))
+	return v.cut < 0 && e.afterBwd && e.nextBwd < 0 // a cut file has nothing after B2
 }
 
 // severe is the part of h that is severe at e (README 5): NaN and +inf

@@ -36,8 +36,8 @@ func (s *rankScan) site(ev *event) policy.Site {
 		return policy.Communication
 	case ev.dir == dump.Backward || ev.dir == dump.ParamGrad:
 		return policy.Gradient
-	case s.lastBwd >= 0 && ev.index > s.lastBwd:
-		return policy.Update
+	case s.lastBwd >= 0 && ev.index > s.lastBwd && s.damage == nil:
+		return policy.Update // (a damaged file has nothing after its last backward entry)
 	}
 	return policy.Computation
 }

@@ -26,7 +26,9 @@ func (s *rankScan) region(ev *event) region {
 		return noBackward
 	case ev.index < s.firstBwd:
 		return beforeBackward
-	case ev.index < s.lastBwd:
+	case ev.index < s.lastBwd, s.damage != nil:
+		// in a file cut short, what follows the last backward entry read
+		// may be a later micro-batch's forward: nothing is after B₂
 		return betweenBackward
 	}
 	return afterBackward
@@ -52,7 +54,10 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 			ev.phase = policy.Forward
 		case betweenBackward:
 			need[ev.name] = true
-		case afterBackward, noBackward:
+		case noBackward:
+			need[ev.name] = true
+			needTail = true
+		case afterBackward:
 			needTail = true
 		}
 	}
@@ -89,9 +94,14 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 				ev.phase = policy.Optimizer
 			}
 		case noBackward:
-			ev.phase = policy.Forward
-			if optStart >= 0 && ev.index >= optStart {
+			fr := tags.frames[ev.name]
+			switch {
+			case optStart >= 0 && ev.index >= optStart:
 				ev.phase = policy.Optimizer
+			case fr.Backward && !fr.Checkpoint:
+				ev.phase = policy.Backward
+			default:
+				ev.phase = policy.Forward
 			}
 		}
 	}

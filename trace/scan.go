@@ -422,8 +422,8 @@ const maxDeferred = 4096
 func (sc *scanner) decideDeferred(s *rankScan, f *os.File, deferred []span) {
 	added := false
 	for _, d := range deferred {
-		if d.index <= s.lastBwd {
-			continue
+		if d.index <= s.lastBwd || s.damage != nil {
+			continue // not after the last backward entry of a whole file
 		}
 		e, err := sc.at.Read(f, d.offset, d.end)
 		if err != nil {

@@ -87,6 +87,8 @@ func TestDifferentialRuleCases(t *testing.T) {
 		{"across-ranks", TestAcrossRanks},
 		{"unread-and-damaged", TestUnreadAndDamaged},
 		{"across-steps", TestAcrossSteps},
+		{"cut-file", TestCutFileHasNothingAfterB2},
+		{"no-backward-kernel", TestNoBackwardEntryKernelCalledByBackward},
 	} {
 		t.Run(c.name, c.test)
 	}

@@ -73,7 +73,7 @@ func isOptimizerFrame(f frame) bool {
 }
 
 // assignPhases gives every entry of a rank's step its phase (rules 1-5).
-func assignPhases(entries []*entry, construct map[string]string, stacks map[string][]frame) {
+func assignPhases(entries []*entry, construct map[string]string, stacks map[string][]frame, whole bool) {
 	b1, b2 := -1, -1
 	for i, e := range entries {
 		if e.backward {
@@ -82,6 +82,9 @@ func assignPhases(entries []*entry, construct map[string]string, stacks map[stri
 			}
 			b2 = i
 		}
+	}
+	if !whole && b2 >= 0 {
+		b2 = len(entries) // README 4: in a damaged file B2 is the end of what was read
 	}
 	inOptimizer := func(e *entry) bool {
 		return phaseByConstruct(construct[e.name]) == phaseOptimizer || readStack(stacks[e.name]).optimizer
@@ -130,9 +133,14 @@ func assignPhases(entries []*entry, construct map[string]string, stacks map[stri
 				e.phase = phaseOptimizer
 			}
 		case b1 < 0: // rule 3
-			e.phase = phaseForward
-			if i >= optStart {
+			st := readStack(stacks[e.name])
+			switch {
+			case i >= optStart:
 				e.phase = phaseOptimizer
+			case st.backward && !st.checkpoint:
+				e.phase = phaseBackward
+			default:
+				e.phase = phaseForward
 			}
 		case i < b1: // rule 4
 			e.phase = phaseForward

@@ -35,7 +35,7 @@ func loadRank(dir, dumpPath string, rank int) *rankData {
 	for i, m := range df.entries {
 		r.entries = append(r.entries, buildEntry(i, m, rank))
 	}
-	assignPhases(r.entries, readConstruct(filepath.Join(dir, "construct.json")), readStacks(filepath.Join(dir, "stack.json")))
+	assignPhases(r.entries, readConstruct(filepath.Join(dir, "construct.json")), readStacks(filepath.Join(dir, "stack.json")), df.status == fileRead)
 	counters := map[clockKey]int{}
 	for _, e := range r.entries {
 		if e.coll == nil {
