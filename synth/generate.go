@@ -390,7 +390,6 @@ func (w *world) placeable(step, rank int) (placeable, stack bool) {
 	return stack || construct, stack
 }
 
-
 // see builds the view of a dumped step and walks it.
 func (w *world) see(step int, last bool) {
 	if w.walk.done {

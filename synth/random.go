@@ -229,7 +229,6 @@ func (s *Spec) withLayers() *Spec {
 	return &n
 }
 
-
 // randomDamage draws at most one damaged file.
 func randomDamage(c chooser, s *Spec) []Damage {
 	if !c.p(0.15) {
