@@ -6,16 +6,18 @@ package synth
 // replicas of each expert), dumped at level L1 around the failure (steps
 // 4-8), stack v2, fused (unhooked) Adam as in Megatron.
 //
-// At step 6 the custom attention kernel of layer 0,
-// moe_ext.kernels.fused_attention (registered with register_custom_api),
-// returns NaN in its backward on ranks 3 and 7 at the same time: both
-// batches hold a sequence of the maximum length and the kernel corrupts the
-// gradient of the last relative-position bucket of rel_bias. Layer 0 is the
-// first layer, so no all_to_all runs after it in the backward; the dense
-// gradient all_reduce of rel_bias carries the NaN to the other 30 ranks and
-// Adam writes it into that bucket everywhere. At step 7 no batch reaches the
-// bucket: the kernel's input shows NaN, its output and the loss stay
-// finite. At step 8 long sequences come back and the loss is NaN.
+// The attention of every layer is a torch.autograd.Function over two
+// kernels registered with register_custom_api: its forward calls
+// attn_ext.flash_attention, its backward attn_ext.flash_attention_grad. At
+// step 6, on ranks 3 and 7 at the same time, a sample whose every token is
+// padding makes the grad kernel of layer 0 write NaN into grad_v from clean
+// inputs (the forward kernel clamps the softmax denominator, the grad
+// kernel does not). msprobe names the grad kernel
+// attn_ext.flash_attention_grad.N.forward, whatever phase calls it: it is
+// dumped between the backward entries, with a stack in the Function's
+// backward, and its stage is the backward. The dense gradient all_reduce
+// carries the NaN to the other 30 ranks, and Adam writes it into the
+// weights everywhere.
 func Demo() Spec {
 	return Spec{
 		Name:    "demo-moe-32",
@@ -32,7 +34,7 @@ func Demo() Spec {
 		Vocab:   151936,
 		DType:   "bfloat16",
 		Level:   "L1",
-		Fault:   &Fault{Kind: CustomAttentionBackward, Step: 6, Ranks: []int{3, 7}, Layer: 0},
+		Fault:   &Fault{Kind: GradKernelNaN, Step: 6, Ranks: []int{3, 7}, Layer: 0},
 		Seed:    2024,
 		LossLog: true,
 	}
