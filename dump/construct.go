@@ -19,32 +19,99 @@ func ReadConstruct(r io.Reader) (Construct, error) { return ReadParents(r, nil) 
 // names (all of them when want is nil), streaming: memory follows what is
 // kept, not the file.
 func ReadParents(r io.Reader, want map[string]bool) (Construct, error) {
-	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
 	c := Construct{}
+	err := readParents(r, func(name string) bool { return want == nil || want[name] }, c)
+	return c, err
+}
+
+// maxModules bounds the module calls ReadAncestors keeps on its first pass.
+const maxModules = 1 << 18
+
+// maxPasses bounds the passes of ReadAncestors: each climbs one or more
+// levels of the module tree, which msprobe rarely writes deeper than 20.
+const maxPasses = 32
+
+// ReadAncestors reads construct.json keeping the wanted calls and every
+// module call above them (what Chain needs), streaming. The first pass
+// keeps the wanted calls and up to maxModules module calls, which are far
+// fewer than the API calls of a step; a parent it did not keep is looked
+// up by another pass. A backward call's forward call is wanted with it. Memory follows the modules, not the file.
+func ReadAncestors(r io.ReadSeeker, want map[string]bool) (Construct, error) {
+	calls := make(map[string]bool, 2*len(want))
+	for name := range want {
+		calls[name], calls[ParseName(name).ForwardName()] = true, true // Chain falls back to the forward call
+	}
+	want = calls
+	c := Construct{}
+	modules := 0
+	keep := func(name string) bool {
+		if want[name] {
+			return true
+		}
+		if modules < maxModules && ParseName(name).Module {
+			modules++
+			return true
+		}
+		return false
+	}
+	for pass := 0; pass < maxPasses; pass++ {
+		if pass > 0 {
+			missing := map[string]bool{}
+			for name := range want {
+				seen := map[string]bool{name: true}
+				for p := c[name]; p != "" && !seen[p]; p = c[p] {
+					if _, ok := c[p]; !ok {
+						missing[p] = true
+						break
+					}
+					seen[p] = true
+				}
+			}
+			if len(missing) == 0 {
+				return c, nil
+			}
+			if _, err := r.Seek(0, io.SeekStart); err != nil {
+				return c, err
+			}
+			keep = func(name string) bool { return missing[name] }
+		}
+		before := len(c)
+		if err := readParents(r, keep, c); err != nil {
+			return c, err
+		}
+		if pass > 0 && len(c) == before {
+			return c, nil // the missing parents are not in the file
+		}
+	}
+	return c, nil
+}
+
+func readParents(r io.Reader, keep func(string) bool, c Construct) error {
+	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
 	tok, err := lx.Next()
 	if err != nil {
-		return c, stackErr(lx, err)
+		return stackErr(lx, err)
 	}
 	if tok.Kind != jsonlex.ObjectStart {
-		return c, fmt.Errorf("construct.json: starts with %v, want an object", tok.Kind)
+		return fmt.Errorf("construct.json: starts with %v, want an object", tok.Kind)
 	}
 	for {
 		tok, err := lx.Next()
 		if err != nil {
-			return c, stackErr(lx, err)
+			return stackErr(lx, err)
 		}
 		if tok.Kind == jsonlex.ObjectEnd {
-			return c, nil
+			return nil
 		}
 		name := string(tok.Bytes)
 		tok, err = lx.Next()
 		if err != nil {
-			return c, stackErr(lx, err)
+			return stackErr(lx, err)
 		}
-		if want != nil && !want[name] {
+		if !keep(name) {
 			if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
-					return c, stackErr(lx, err)
+					return stackErr(lx, err)
 				}
 			}
 			continue
@@ -59,7 +126,7 @@ func ReadParents(r io.Reader, want map[string]bool) (Construct, error) {
 			for i := 0; ; i++ {
 				tok, err := lx.Next()
 				if err != nil {
-					return c, stackErr(lx, err)
+					return stackErr(lx, err)
 				}
 				if tok.Kind == jsonlex.ArrayEnd {
 					break
@@ -68,14 +135,14 @@ func ReadParents(r io.Reader, want map[string]bool) (Construct, error) {
 					parent = string(tok.Bytes)
 				} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 					if err := skipContainer(lx); err != nil {
-						return c, stackErr(lx, err)
+						return stackErr(lx, err)
 					}
 				}
 			}
 			c[name] = parent
 		case jsonlex.ObjectStart:
 			if err := skipContainer(lx); err != nil {
-				return c, stackErr(lx, err)
+				return stackErr(lx, err)
 			}
 		case jsonlex.Number:
 			// "megatron_micro_step_number": N is not a call

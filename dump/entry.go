@@ -129,6 +129,12 @@ type Entry struct {
 	// OddStatKeys: a Max or Min key was spelled otherwise than msprobe
 	// spells it ("max", "MIN"), and read all the same.
 	OddStatKeys bool
+	// Merged counts the values past MaxKept that were merged into
+	// summaries or dropped (see MaxKept).
+	Merged int
+	// CutStrings counts the string values longer than the reader keeps
+	// (1 MiB), of which only the beginning was read.
+	CutStrings int
 }
 
 // Has reports whether the entry had the given field.
@@ -145,6 +151,8 @@ func (e *Entry) reset() {
 	e.Kwargs = e.Kwargs[:0]
 	e.Recompute = false
 	e.OddStatKeys = false
+	e.Merged = 0
+	e.CutStrings = 0
 }
 
 // Header is the top of dump.json, outside "data".

@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // EntryAt reads single entries again from their byte ranges (Entry.Offset,
 // Entry.End) in a dump.json, reusing its buffers from call to call.
 type EntryAt struct {
-	buf []byte
-	br  bytes.Reader
-	r   *Reader
-	opt ReaderOptions
+	buf   []byte
+	br    bytes.Reader
+	pre   strings.Reader
+	post  strings.Reader
+	sec   io.SectionReader
+	multi [3]io.Reader
+	r     *Reader
+	opt   ReaderOptions
 }
 
 // NewEntryAt returns an EntryAt that reads with the given options (Select
@@ -37,32 +42,30 @@ func (x *EntryAt) Parse(raw []byte, offset int64) (*Entry, error) {
 	return x.parse(offset)
 }
 
-// Read parses the entry in [offset, end) of ra. The entry is valid until the
-// next call; its Offset and End are those of the file, its Index 0.
+// Read parses the entry in [offset, end) of ra, streaming: memory follows
+// the read window, not the entry. The entry is valid until the next call;
+// its Offset and End are those of the file, its Index 0.
 func (x *EntryAt) Read(ra io.ReaderAt, offset, end int64) (*Entry, error) {
-	if end <= offset || end-offset > 1<<30 {
+	if end <= offset {
 		return nil, fmt.Errorf("bad entry range %d-%d", offset, end)
 	}
-	n := int(end - offset)
-	need := len(entryPrefix) + n + len(entrySuffix)
-	if cap(x.buf) < need {
-		x.buf = make([]byte, need)
-	}
-	x.buf = x.buf[:need]
-	copy(x.buf, entryPrefix)
-	if _, err := ra.ReadAt(x.buf[len(entryPrefix):len(entryPrefix)+n], offset); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read entry at offset %d: %w", offset, err)
-	}
-	copy(x.buf[len(entryPrefix)+n:], entrySuffix)
-	return x.parse(offset)
+	x.pre.Reset(entryPrefix)
+	x.post.Reset(entrySuffix)
+	x.sec = *io.NewSectionReader(ra, offset, end-offset)
+	x.multi = [3]io.Reader{&x.pre, &x.sec, &x.post}
+	return x.parseFrom(io.MultiReader(x.multi[:]...), offset)
 }
 
 func (x *EntryAt) parse(offset int64) (*Entry, error) {
 	x.br.Reset(x.buf)
+	return x.parseFrom(&x.br, offset)
+}
+
+func (x *EntryAt) parseFrom(src io.Reader, offset int64) (*Entry, error) {
 	if x.r == nil {
-		x.r = NewReader(&x.br, x.opt)
+		x.r = NewReader(src, x.opt)
 	} else {
-		x.r.Reset(&x.br)
+		x.r.Reset(src)
 	}
 	if !x.r.Next() {
 		if err := x.r.Err(); err != nil {

@@ -31,6 +31,11 @@ type ReaderOptions struct {
 // hostile file must not make memory grow.
 const maxDepth = 512
 
+// maxString bounds what the reader keeps of one string: msprobe's strings
+// are names, types and short values; a longer string value is cut
+// (Entry.CutStrings), a longer name is damage.
+const maxString = 1 << 20
+
 // FormatError is damage in dump.json: a syntax error or a file that ends
 // early. Entries before it were returned; nothing after it was read.
 type FormatError struct {
@@ -76,12 +81,13 @@ type Reader struct {
 	path       []string // slot path below the field (details only)
 	shape      []int
 	groupRanks []int
+	merged     map[mergeKey]int // summaries of values past MaxKept
 }
 
 // NewReader starts reading a dump.json from r.
 func NewReader(r io.Reader, opt ReaderOptions) *Reader {
 	return &Reader{
-		lx:  jsonlex.New(r, jsonlex.Options{WindowSize: opt.WindowSize, MaxDepth: maxDepth, MaxStringLen: 16 << 20}),
+		lx:  jsonlex.New(r, jsonlex.Options{WindowSize: opt.WindowSize, MaxDepth: maxDepth, MaxStringLen: maxString, CutLongStrings: true}),
 		opt: opt,
 	}
 }
@@ -143,6 +149,7 @@ func (r *Reader) Next() bool {
 	// tok is an entry name.
 	e := &r.e
 	e.reset()
+	clear(r.merged)
 	e.Name = string(tok.Bytes)
 	e.Offset = tok.Offset
 	e.Index = r.index
@@ -156,11 +163,13 @@ func (r *Reader) Next() bool {
 		e.End = r.lx.InputOffset()
 		return true
 	}
+	cuts := r.lx.Cuts()
 	if err := r.readEntry(); err != nil {
 		r.fail(err, e.Name)
 		return false
 	}
 	e.End = r.lx.InputOffset()
+	e.CutStrings = r.lx.Cuts() - cuts
 	return true
 }
 
@@ -462,7 +471,7 @@ func (r *Reader) value(tok jsonlex.Token, loc slotLoc) error {
 		return r.object(loc)
 	case jsonlex.Null:
 		if loc.field == InputKwargs && loc.direct && loc.key == "group" {
-			r.e.Args = append(r.e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Null: true, Peer: -1, Tensor: -1})
+			r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Null: true, Peer: -1, Tensor: -1})
 		}
 	case jsonlex.Number, jsonlex.NaN, jsonlex.PosInf, jsonlex.NegInf:
 		// a bare number where msprobe writes {"type": ..., "value": ...}
@@ -471,7 +480,7 @@ func (r *Reader) value(tok jsonlex.Token, loc slotLoc) error {
 			st = numberStat(tok.Bytes, true)
 		}
 		if st.Class != 0 || r.opt.Details {
-			r.e.Args = append(r.e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Num: st, Peer: -1, Tensor: -1})
+			r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Num: st, Peer: -1, Tensor: -1})
 		}
 	}
 	return nil
@@ -490,7 +499,7 @@ func (r *Reader) slotDict(loc slotLoc) error {
 		}
 		name := intern(tok.Bytes)
 		if loc.field == InputKwargs {
-			r.e.Kwargs = append(r.e.Kwargs, name)
+			r.addKwarg(name)
 		}
 		tok, err = r.lx.Next()
 		if err != nil {
@@ -721,7 +730,7 @@ func (r *Reader) finishObject(o *objState, loc slotLoc) {
 		if len(e.Tensors) > o.firstTensor {
 			a.Tensor = o.firstTensor
 		}
-		e.Args = append(e.Args, a)
+		r.addArg(a)
 	case o.tensorKeys || isTensorType(o.typ):
 		t := Tensor{
 			Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(),
@@ -732,16 +741,16 @@ func (r *Reader) finishObject(o *objState, loc slotLoc) {
 		if r.opt.Details {
 			t.Shape = append([]int(nil), r.shape...)
 		}
-		e.Tensors = append(e.Tensors, t)
+		r.addTensor(t)
 	case o.hasGroup || o.typ == "torch.ProcessGroup":
-		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
+		r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
 			GroupRanks: append([]int(nil), r.groupRanks...), GroupID: o.groupID, Peer: -1, Tensor: -1})
 	case o.typ != "" && o.hasValue:
 		num := o.num
 		if o.typ == "str" {
 			num = Stat{} // a string argument, even "nan", is not a number
 		}
-		e.Args = append(e.Args, Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
+		r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
 			Num: num, Str: o.str, Null: o.null, Peer: -1, Tensor: -1})
 	}
 }

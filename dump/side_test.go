@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 )
 
 func TestParseFrame(t *testing.T) {
@@ -200,5 +204,52 @@ func TestDiscover(t *testing.T) {
 	}
 	if _, err := Discover(filepath.Join(root, "nope")); err == nil {
 		t.Error("a missing path was accepted")
+	}
+}
+
+// ReadAncestors gives every wanted call the chain that reading the whole
+// construct.json gives: on the real fixtures (every call of every file),
+// and on parents written after their children, API parents and cycles.
+func TestReadAncestors(t *testing.T) {
+	docs := map[string]string{
+		"children first": `{"Torch.add.0.forward": "Module.a.B.forward.0", "Module.a.B.forward.0": "Module.a.A.forward.0", "Module.a.A.forward.0": null}`,
+		"api parent":     `{"Torch.add.0.forward": "Torch.custom.0.forward", "Torch.custom.0.forward": "Module.m.M.forward.0", "Module.m.M.forward.0": ""}`,
+		"cycle":          `{"Torch.add.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": "Module.b.B.forward.0", "Module.b.B.forward.0": "Module.a.A.forward.0"}`,
+		"megatron":       `{"Torch.add.0.forward": ["Module.a.A.forward.0", 1], "Module.a.A.forward.0": ["Module.b.B.forward.0", 1], "Module.b.B.forward.0": null, "megatron_micro_step_number": 2}`,
+	}
+	files, _ := filepath.Glob(filepath.Join(fixturedir.Dir(t), "*", "*", "*", "step*", "rank*", "construct.json"))
+	more, _ := filepath.Glob(filepath.Join(fixturedir.Dir(t), "msprobe-real", "*", "step*", "rank*", "construct.json"))
+	files = append(files, more...)
+	if len(files) < 10 {
+		t.Fatalf("only %d construct.json files in the fixtures", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = string(b)
+	}
+	for name, doc := range docs {
+		whole, err := ReadConstruct(strings.NewReader(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		calls := make([]string, 0, len(whole))
+		for call := range whole {
+			calls = append(calls, call)
+		}
+		sort.Strings(calls)
+		step := max(1, len(calls)/40) // every call of the small files, 40 of a big one
+		for i := 0; i < len(calls); i += step {
+			call := calls[i]
+			got, err := ReadAncestors(strings.NewReader(doc), map[string]bool{call: true})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if g, w := got.Chain(call), whole.Chain(call); !slices.Equal(g, w) {
+				t.Errorf("%s: chain of %s is %v, want %v", name, call, g, w)
+			}
+		}
 	}
 }

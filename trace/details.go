@@ -81,9 +81,10 @@ type rankFiles struct {
 // given entry names; missing or damaged files become warnings.
 func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	rf := &rankFiles{}
-	want := map[string]bool{}
+	want, calls := map[string]bool{}, map[string]bool{}
 	for _, n := range names {
 		want[dump.ParseName(n).ForwardName()] = true
+		calls[n] = true
 	}
 	if rd.Stack == "" {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Dir, Message: "no stack.json: the code line is unknown"})
@@ -101,7 +102,7 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	} else if f, err := safeio.Open(rd.Construct); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: err.Error()})
 	} else {
-		rf.construct, err = dump.ReadConstruct(f)
+		rf.construct, err = dump.ReadAncestors(f, calls)
 		f.Close()
 		if err != nil {
 			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: "damaged: " + err.Error() + "; the parents before the damage were used"})

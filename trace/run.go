@@ -87,7 +87,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		}
 	}
 	if best.readable == 0 {
-		return nil, fmt.Errorf("%s: no dump.json could be read", opt.Path)
+		return nil, &UnreadableError{Path: opt.Path, Problems: best.warnings}
 	}
 	if best.hit == nil && best.tensors > 0 && best.stats == 0 && !best.nanCheck {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
@@ -351,6 +351,15 @@ func (m *modeResult) account(s *rankScan) {
 	}
 	if s.oddStatKeys {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "statistics keys are not spelled as msprobe spells them (\"max\" for \"Max\"): read all the same"})
+	}
+	if s.cutEntry != "" {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
+			"%s holds a string of more than 1 MiB: only its beginning was read", s.cutEntry)})
+	}
+	if s.mergedEntry != "" {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
+			"%s holds more than %d tensors or values: %d more were summarised by field and non-finite value (none is lost, their positions are)",
+			s.mergedEntry, dump.MaxKept, s.merged)})
 	}
 	if s.tensors > 0 && s.statless > 0 && s.statless*2 >= s.entries {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(

@@ -83,6 +83,9 @@ type rankScan struct {
 	flagged      int // nan_check: calls with the overflow flag
 	nanCheck     bool
 	oddStatKeys  bool
+	mergedEntry  string // the first entry with more values than dump.MaxKept
+	merged       int    // how many of its values were merged
+	cutEntry     string // the first entry with a string longer than the reader keeps
 	severeKept   int
 	negKept      int
 	cleared      bool // the byte search found nothing to parse
@@ -260,6 +263,12 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.nanCheck = true
 		}
 		s.oddStatKeys = s.oddStatKeys || e.OddStatKeys
+		if e.CutStrings > 0 && s.cutEntry == "" {
+			s.cutEntry = e.Name
+		}
+		if e.Merged > 0 && s.mergedEntry == "" {
+			s.mergedEntry, s.merged = e.Name, e.Merged
+		}
 		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
 			legitNeg: legitNeg, flagged: e.IsNaN == 1, recompute: e.Recompute}
 		keep := false

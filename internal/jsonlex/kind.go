@@ -61,4 +61,7 @@ type Token struct {
 	// keep it. Its capacity equals its length, so appending to it cannot
 	// overwrite the lexer's buffers.
 	Bytes []byte
+	// Cut is set on a String longer than Options.MaxStringLen, when
+	// Options.CutLongStrings lets it through: Bytes is its beginning.
+	Cut bool
 }

@@ -24,6 +24,11 @@ type Options struct {
 	// SyntaxError. SkipValue does not materialise tokens and applies no
 	// limit. 0 (or less) means 64 MiB.
 	MaxStringLen int
+	// CutLongStrings makes a String value longer than MaxStringLen a
+	// token of its first MaxStringLen bytes with Cut set, instead of an
+	// error; the rest of the string is read through without being kept.
+	// Names and numbers stay limited.
+	CutLongStrings bool
 }
 
 // state says what the grammar allows next.
@@ -76,6 +81,8 @@ type Lexer struct {
 
 	maxDepth int
 	maxStr   int
+	cutLong  bool
+	cuts     int // strings cut so far
 }
 
 // New returns a lexer that reads the JSON document from r.
@@ -93,6 +100,7 @@ func New(r io.Reader, opt Options) *Lexer {
 		buf:      make([]byte, 0, opt.WindowSize),
 		maxDepth: opt.MaxDepth,
 		maxStr:   opt.MaxStringLen,
+		cutLong:  opt.CutLongStrings,
 	}
 	l.Reset(r)
 	return l
@@ -130,6 +138,9 @@ func (l *Lexer) Depth() int { return len(l.stack) }
 // Next, or past the value skipped by SkipValue. After the EOF token it is the
 // length of the input.
 func (l *Lexer) InputOffset() int64 { return l.end }
+
+// Cuts is the number of strings cut so far (Options.CutLongStrings).
+func (l *Lexer) Cuts() int { return l.cuts }
 
 // SkipValue consumes the next token as Next would, but without unescaping or
 // copying anything; if that token opens an object or an array, the whole

@@ -742,3 +742,53 @@ func TestResetDropsHugeScratch(t *testing.T) {
 		t.Errorf("after Reset: %v %v", tk, err)
 	}
 }
+
+// A string value longer than MaxStringLen is cut with CutLongStrings (in
+// the window, across windows, with escapes), while a long name and a long
+// string without the option stay errors.
+func TestCutLongStrings(t *testing.T) {
+	long := strings.Repeat("ab", 5000)
+	tests := []struct {
+		name, doc string
+		cut       bool
+		window    int
+		want      string // the String token's bytes, or "error"
+	}{
+		{"in window", `{"k": "` + long + `", "n": 1}`, true, 1 << 16, long[:100]},
+		{"across windows", `{"k": "` + long + `", "n": 1}`, true, 64, long[:100]},
+		{"escapes", `{"k": "\n` + long + `", "n": 1}`, true, 64, "\n" + long[:99]},
+		{"short", `{"k": "abc", "n": 1}`, true, 64, "abc"},
+		{"without the option", `{"k": "` + long + `", "n": 1}`, false, 1 << 16, "error"},
+		{"a long name", `{"` + long + `": 1}`, true, 1 << 16, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lx := New(strings.NewReader(tt.doc), Options{WindowSize: tt.window, MaxStringLen: 100, CutLongStrings: tt.cut})
+			got := ""
+			var toks []Kind
+			for {
+				tok, err := lx.Next()
+				if err != nil {
+					got = "error"
+					break
+				}
+				if tok.Kind == EOF {
+					break
+				}
+				toks = append(toks, tok.Kind)
+				if tok.Kind == String {
+					got = string(tok.Bytes)
+					if tok.Cut != (len(got) < len(tt.doc)-20) {
+						t.Errorf("Cut = %v for %d bytes", tok.Cut, len(got))
+					}
+				}
+			}
+			if got != tt.want {
+				t.Errorf("got %.20q…, want %.20q…", got, tt.want)
+			}
+			if got != "error" && len(toks) != 6 {
+				t.Errorf("tokens %v, want 6 (the document goes on after the string)", toks)
+			}
+		})
+	}
+}

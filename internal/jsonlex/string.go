@@ -78,17 +78,22 @@ func (l *Lexer) str(pos int, kind Kind, skip bool) (Token, error) {
 	i := scanPlain(buf, start)
 	if i < len(buf) && buf[i] == '"' {
 		off := l.base + int64(pos)
+		quote, cut := i, false
 		if !skip && i-start > l.maxStr {
-			return l.tooLong(off, "string")
+			if kind != String || !l.cutLong {
+				return l.tooLong(off, "string")
+			}
+			i, cut = start+l.maxStr, true
+			l.cuts++
 		}
-		l.pos = i + 1
-		l.end = off + int64(i+1-pos)
+		l.pos = quote + 1
+		l.end = off + int64(quote+1-pos)
 		if kind == Name {
 			l.state = stColon
 		} else {
 			l.afterValue()
 		}
-		return Token{Kind: kind, Offset: off, Bytes: buf[start:i:i]}, nil
+		return Token{Kind: kind, Offset: off, Bytes: buf[start:i:i], Cut: cut}, nil
 	}
 	return l.strSlow(pos, i, kind, skip)
 }
@@ -103,9 +108,15 @@ func (l *Lexer) strSlow(pos, i int, kind Kind, skip bool) (Token, error) {
 	}
 	l.pos = i
 	var hi rune // a high surrogate from a \u escape that waits for its low half, or 0
+	cut := false
 	for {
 		if !skip && len(l.scratch) > l.maxStr {
-			return l.tooLong(off, "string")
+			if kind != String || !l.cutLong {
+				return l.tooLong(off, "string")
+			}
+			// keep the beginning, read the rest through
+			l.scratch, skip, cut = l.scratch[:l.maxStr], true, true
+			l.cuts++
 		}
 		if l.pos >= len(l.buf) && !l.more() {
 			return l.ended(" inside string")
@@ -187,12 +198,19 @@ func (l *Lexer) strSlow(pos, i int, kind Kind, skip bool) (Token, error) {
 		}
 	}
 	var b []byte
-	if !skip {
+	switch {
+	case cut:
+		b = l.scratch[:len(l.scratch):len(l.scratch)]
+	case !skip:
 		if hi != 0 {
 			l.scratch = utf8.AppendRune(l.scratch, utf8.RuneError)
 		}
 		if len(l.scratch) > l.maxStr {
-			return l.tooLong(off, "string")
+			if kind != String || !l.cutLong {
+				return l.tooLong(off, "string")
+			}
+			l.scratch, cut = l.scratch[:l.maxStr], true
+			l.cuts++
 		}
 		b = l.scratch[:len(l.scratch):len(l.scratch)]
 	}
@@ -202,5 +220,5 @@ func (l *Lexer) strSlow(pos, i int, kind Kind, skip bool) (Token, error) {
 	} else {
 		l.afterValue()
 	}
-	return Token{Kind: kind, Offset: off, Bytes: b}, nil
+	return Token{Kind: kind, Offset: off, Bytes: b, Cut: cut}, nil
 }

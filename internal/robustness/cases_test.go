@@ -1,0 +1,325 @@
+package robustness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// adversarialCase is one hostile input and what nanhunt must do with it.
+type adversarialCase struct {
+	class  string // the kind of defect the case closes
+	name   string
+	input  string // what the case makes, for people
+	answer string // what nanhunt does, for people
+
+	// setup makes the inputs under in and returns the arguments; the
+	// child runs in out, the one folder it may write to.
+	setup func(t *testing.T, in, out string) []string
+
+	exit      int
+	message   string // a regular expression some output must match
+	maxTime   time.Duration
+	maxRSSMiB int
+	stdout    func(t *testing.T, stdout string) // more checks, when set
+	asNobody  bool                              // run as uid 65534, so that permissions apply
+}
+
+const (
+	exitClean   = 0
+	exitAnomaly = 1
+	exitError   = 2
+)
+
+// Sizes of the big inputs; NANHUNT_ROBUSTNESS_FULL=1 takes the sizes a
+// tester reported (5 million tensors, a 561 MB stack.json).
+func size(normal, full int) int {
+	if os.Getenv("NANHUNT_ROBUSTNESS_FULL") != "" {
+		return full
+	}
+	return normal
+}
+
+func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
+
+func cases() []adversarialCase {
+	return []adversarialCase{
+		// Hangs and slow rejection
+		{
+			class: "hangs", name: "dump-fifo-rank",
+			input:  "a rank's dump.json is a named pipe with no writer",
+			answer: "the rank is unread and named; the other rank's answer stands",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				mkfifo(t, filepath.Join(rank(in, 1), "dump.json"))
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "dump-fifo-file",
+			input:  "the dump.json given is a named pipe",
+			answer: "refused, saying what it is",
+			setup: func(t *testing.T, in, out string) []string {
+				p := filepath.Join(in, "dump.json")
+				mkfifo(t, p)
+				return []string{"trace", p}
+			},
+			exit: exitError, message: `named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "stack-fifo",
+			input:  "stack.json of the origin rank is a named pipe",
+			answer: "the verdict without the code line, and a warning",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				mkfifo(t, filepath.Join(rank(in, 0), "stack.json"))
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `stack.json: a named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "construct-fifo",
+			input:  "construct.json of the origin rank is a named pipe",
+			answer: "the verdict without the module chain, and a warning",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				mkfifo(t, filepath.Join(rank(in, 0), "construct.json"))
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `construct.json: a named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "dump-dev-zero",
+			input:  "dump.json is a symbolic link to /dev/zero",
+			answer: "refused: a character device",
+			setup: func(t *testing.T, in, out string) []string {
+				p := filepath.Join(in, "dump.json")
+				symlink(t, "/dev/zero", p)
+				return []string{"trace", p}
+			},
+			exit: exitError, message: `character device`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "dump-sparse-50g",
+			input:  "a rank's dump.json is a 50 GB sparse file of zero bytes",
+			answer: "refused at offset 0 without reading the rest",
+			setup: func(t *testing.T, in, out string) []string {
+				dir := filepath.Join(in, "step0", "rank0")
+				os.MkdirAll(dir, 0o755)
+				sparse(t, filepath.Join(dir, "dump.json"), 50<<30)
+				return []string{"trace", dir}
+			},
+			exit: exitError, message: `offset 0`, maxTime: 3 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "log-dev-zero",
+			input:  "--log /dev/zero",
+			answer: "refused: a character device",
+			setup: func(t *testing.T, in, out string) []string {
+				return []string{"trace", "--log", "/dev/zero"}
+			},
+			exit: exitError, message: `/dev/zero: a character device`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "log-fifo",
+			input:  "--log names a named pipe with no writer",
+			answer: "refused: a named pipe",
+			setup: func(t *testing.T, in, out string) []string {
+				p := filepath.Join(in, "train.log")
+				mkfifo(t, p)
+				return []string{"trace", "--log", p}
+			},
+			exit: exitError, message: `named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "monitor-fifo",
+			input:  "a monitor CSV is a named pipe with no writer",
+			answer: "refused: a named pipe",
+			setup: func(t *testing.T, in, out string) []string {
+				dir := filepath.Join(in, "monitor", "Dec04_09-00-00-rank0-feedbeef")
+				os.MkdirAll(dir, 0o755)
+				mkfifo(t, filepath.Join(dir, "actv_0-1.csv"))
+				return []string{"trace", "--monitor", filepath.Join(in, "monitor")}
+			},
+			exit: exitError, message: `named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		// Memory that grows with the input
+		{
+			class: "memory", name: "rules-dev-zero",
+			input:  "--rules /dev/zero",
+			answer: "refused: a character device",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return []string{"trace", in, "--rules", "/dev/zero"}
+			},
+			exit: exitError, message: `character device`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "rules-huge",
+			input:  "--rules names a 4 GB file",
+			answer: "refused by its size before it is read",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				p := filepath.Join(in, "rules.json")
+				sparse(t, p, 4<<30)
+				return []string{"trace", in, "--rules", p}
+			},
+			exit: exitError, message: `larger than`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "report-dev-zero",
+			input:  "report /dev/zero",
+			answer: "refused: a character device",
+			setup: func(t *testing.T, in, out string) []string {
+				return []string{"report", "/dev/zero"}
+			},
+			exit: exitError, message: `character device`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "report-huge",
+			input:  "report reads a 1 GB saved verdict",
+			answer: "refused by its size before it is read",
+			setup: func(t *testing.T, in, out string) []string {
+				p := filepath.Join(in, "verdict.json")
+				sparse(t, p, 1<<30)
+				return []string{"report", p}
+			},
+			exit: exitError, message: `larger than`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "origin-many-tensors",
+			input:  "the origin entry holds 500,000 tensors",
+			answer: "the verdict, with memory that does not follow the tensor count",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{originInputs: size(500_000, 5_000_000)})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "origin-huge-string",
+			input:  "a 300 MB string inside the origin entry",
+			answer: "the string is cut at its limit; the verdict stands",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{originString: 300 << 20})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "stack-huge",
+			input:  "stack.json of 300 MB (561 MB in the full run)",
+			answer: "read streaming, keeping only the frames the verdict names",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{stackPad: size(1_500_000, 2_800_000)})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `train\.py:42`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "construct-huge",
+			input:  "construct.json of 300 MB (561 MB in the full run)",
+			answer: "read streaming, keeping only the parents the verdict names",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{constructPad: size(3_500_000, 6_500_000)})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Module\.layer\.Linear\.forward\.0`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+		},
+		// Saying what it cannot tell
+		{
+			class: "cannot tell", name: "odd-step-folders",
+			input:  "step folders step05, step-1, stepabc, .step5 and step+4 beside step0",
+			answer: "the verdict of step0, and a warning naming each folder not read",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{steps: []string{"step0", "step05", "step-1", "stepabc", ".step5", "step+4"}})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `step05.*step-1|step-1.*step05`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, s string) {
+				for _, n := range []string{"step05", "step-1", "stepabc", ".step5", "step+4"} {
+					if !strings.Contains(s, n) {
+						t.Errorf("no warning names %s", n)
+					}
+				}
+			},
+		},
+		{
+			class: "cannot tell", name: "duplicate-key",
+			input:  "the origin entry has two \"output\" keys",
+			answer: "a warning naming the entry",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{rawOrigin: `"input_args": [` + cleanTensor + `], "output": [` + nanTensor + `], "output": [` + cleanTensor + `]`})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `duplicate.*"output"|"output".*twice`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "cannot tell", name: "odd-max",
+			input:  "Max written as an object, a list, a word and a bool in float tensors",
+			answer: "a warning that the statistics are unreadable",
+			setup: func(t *testing.T, in, out string) []string {
+				odd := func(max string) string {
+					return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": ` + max + `, "Min": 0.0}`
+				}
+				writeDump(t, in, dumpSpec{rawOrigin: `"input_args": [` + odd(`{"v": 1}`) + `, ` + odd(`[1]`) + `, ` + odd(`"big"`) + `, ` + odd(`true`) + `], "output": [` + nanTensor + `]`})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Max.*(object|list|string|bool)`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "cannot tell", name: "dump-is-directory",
+			input:  "a rank's dump.json is a directory",
+			answer: "the rank is named unread: its dump.json is a directory",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				p := filepath.Join(rank(in, 1), "dump.json")
+				os.Remove(p)
+				os.Mkdir(p, 0o755)
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `dump\.json: a directory`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "cannot tell", name: "rank-permission-denied",
+			input:  "a rank folder the user may not read",
+			answer: "the rank is named unread: permission denied",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				os.Chmod(rank(in, 1), 0o000)
+				t.Cleanup(func() { os.Chmod(rank(in, 1), 0o755) })
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `rank1.*permission denied`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+			asNobody: true,
+		},
+		{
+			class: "cannot tell", name: "plan-verdict-no-ranks",
+			input:  "plan --verdict with a saved verdict whose origin.ranks is empty",
+			answer: "refused: the verdict names no origin rank",
+			setup: func(t *testing.T, in, out string) []string {
+				p := filepath.Join(in, "verdict.json")
+				writeFile(t, p, holeyVerdict(t))
+				return []string{"plan", "--verdict", p}
+			},
+			exit: exitError, message: `origin`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+	}
+}
+
+// holeyVerdict is a saved verdict with an anomaly whose origin names no rank.
+func holeyVerdict(t *testing.T) string {
+	v := map[string]any{
+		"schema": "nanhunt/verdict/v1", "anomaly": true,
+		"origin": map[string]any{"step": 0, "ranks": []int{}, "op": "Torch.sqrt.0.forward", "stage": "forward", "kind": "nan"},
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,33 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/verdict"
+)
+
+// UnreadableError is returned when no dump.json of the selection could be
+// read; Problems says why, file by file (with a byte offset for damage).
+type UnreadableError struct {
+	Path     string
+	Problems []verdict.Warning
+}
+
+func (e *UnreadableError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: no dump.json could be read", e.Path)
+	const shown = 3
+	for i, p := range e.Problems {
+		if i == shown {
+			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-shown)
+			break
+		}
+		b.WriteString("; ")
+		if p.File != "" && !strings.Contains(p.Message, p.File) {
+			b.WriteString(p.File + ": ")
+		}
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
