@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/plan"
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -96,16 +97,28 @@ func (f *evidenceFlags) readLogs() (*trainlog.Log, error) {
 		}
 		opt.StepOffset = &n
 	}
+	return trainlog.Read(f.logPaths(), opt)
+}
+
+// logPaths expands the globs of --log; a pattern that matches nothing is
+// read as given, so that a missing file is reported by name.
+func (f *evidenceFlags) logPaths() []string {
 	var paths []string
 	for _, l := range f.logs {
 		matches, err := filepath.Glob(l)
 		if err != nil || len(matches) == 0 {
-			paths = append(paths, l) // read as given: a missing file is reported by name
+			paths = append(paths, l)
 			continue
 		}
 		paths = append(paths, matches...)
 	}
-	return trainlog.Read(paths, opt)
+	return paths
+}
+
+// guard adds the logs and the monitor output to the inputs g protects.
+func (f *evidenceFlags) guard(g *outguard.Guard) {
+	g.Input(f.logPaths()...)
+	g.InputTree(f.monitor)
 }
 
 var rankInName = regexp.MustCompile(`rank[_-]?(\d+)`)

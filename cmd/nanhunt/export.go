@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/internal/export"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
 )
 
@@ -75,6 +76,11 @@ func (f *exportFlags) options(path string) (export.Options, error) {
 func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
 	opt, err := f.options(path)
 	if err != nil {
+		return err
+	}
+	var g outguard.Guard
+	g.Dump(path)
+	if err := g.Check(out("-o", f.output)); err != nil {
 		return err
 	}
 	ctx, stop := signalContext(cmd.Context())

@@ -39,7 +39,7 @@ func TestExportCommand(t *testing.T) {
 		{"truncated dump.json", []string{"export", damaged, "-o", filepath.Join(tmp, "c")},
 			exitPartial, "wrote 4 Parquet files", []string{"warning: " + bad + ": offset", "1 of 4 dump.json files were damaged"}, filepath.Join(tmp, "c")},
 		{"inside the dump", []string{"export", src, "-o", filepath.Join(src, "step0", "out")},
-			exitError, "", []string{"inside the dump folder"}, ""},
+			exitError, "", []string{"inside the dump"}, ""},
 		{"non-empty output", []string{"export", src, "-o", notEmpty},
 			exitError, "", []string{"not empty", "--force"}, ""},
 		{"non-empty output with --force", []string{"export", src, "--steps", "7", "-o", notEmpty, "--force"},

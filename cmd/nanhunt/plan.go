@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/plan"
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -60,6 +61,9 @@ unusable input or bad usage.`,
 }
 
 func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
+	if err := f.guard(path, out("-o", f.output)); err != nil {
+		return err
+	}
 	popt := plan.Options{DumpPath: f.dumpPath, ConfigPath: f.configPath}
 	var v *verdict.Verdict
 	switch {
@@ -78,30 +82,36 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 		}
 	}
 	v.Plan = pickPlan(v, popt)
+	// the config first: standard output holds one plan or one error
+	if f.output != "" && v.Plan != nil {
+		cfg, err := v.Plan.Config.Indented()
+		if err != nil {
+			return err
+		}
+		if err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error { _, err := w.Write(cfg); return err }); err != nil {
+			return err
+		}
+	}
 	if err := writePlan(cmd.OutOrStdout(), f.format, v); err != nil {
 		return err
 	}
-	if f.output != "" && v.Plan != nil {
-		w, closeOut, err := openOutput(f.output, path, cmd.OutOrStdout())
-		if err != nil {
-			return err
-		}
-		cfg, err := v.Plan.Config.Indented()
-		if err == nil {
-			_, err = w.Write(cfg)
-		}
-		if cerr := closeOut(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+	if f.output != "" && f.output != "-" && v.Plan != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: wrote %s\n", f.output)
 	}
 	if v.Plan != nil {
 		setExit(cmd, exitAnomaly)
 	}
 	return nil
+}
+
+// guard refuses a config path that is one of the inputs or lies inside
+// the dump.
+func (f *planFlags) guard(path string, outs ...outguard.Output) error {
+	var g outguard.Guard
+	g.Dump(path)
+	g.Input(f.rules, f.verdict)
+	f.evidence.guard(&g)
+	return g.Check(outs...)
 }
 
 // pickPlan keeps the plan Combine chose for evidence that a dump does not

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/verdict"
@@ -73,6 +73,12 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	if files && (f.output != "" || cmd.Flags().Changed("format")) {
 		return errors.New("--html and --markdown write files of their own: give them without --format and -o")
 	}
+	var g outguard.Guard
+	g.Input(path)
+	g.Dump(f.dump)
+	if err := g.Check(out("-o", f.output), out("--html", f.html), out("--markdown", f.markdown)); err != nil {
+		return err
+	}
 	v, err := readVerdict(path)
 	if err != nil {
 		return err
@@ -83,29 +89,22 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 		}
 	}
 	if f.markdown != "" {
-		if err := writeFile(f.markdown, f.dump, func(w io.Writer) error { return report.Markdown(w, v) }); err != nil {
+		if err := outguard.WriteFile(f.markdown, func(w io.Writer) error { return report.Markdown(w, v) }); err != nil {
 			return err
 		}
 	}
 	if !files {
-		w, closeOut, err := openOutput(f.output, f.dump, cmd.OutOrStdout())
+		err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error {
+			switch f.format {
+			case "html":
+				return htmlreport.Write(w, v, htmlreport.Options{DumpPath: f.dump})
+			case "text":
+				return report.Text(w, v)
+			}
+			return report.Markdown(w, v)
+		})
 		if err != nil {
 			return err
-		}
-		var werr error
-		switch f.format {
-		case "html":
-			werr = htmlreport.Write(w, v, htmlreport.Options{DumpPath: f.dump})
-		case "text":
-			werr = report.Text(w, v)
-		default:
-			werr = report.Markdown(w, v)
-		}
-		if cerr := closeOut(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return werr
 		}
 	}
 	if v.Anomaly {
@@ -130,32 +129,11 @@ func readVerdict(path string) (*verdict.Verdict, error) {
 	return v, nil
 }
 
-// writeHTMLReport writes the verdict as an HTML page to path, never inside
-// the dump. dumpPath, when set, is the dump the verdict was made from: the
-// page reads the origin rank's timeline from it.
+// writeHTMLReport writes the verdict as an HTML page to path (checked by a
+// Guard first). dumpPath, when set, is the dump the verdict was made from:
+// the page reads the origin rank's timeline from it.
 func writeHTMLReport(path string, v *verdict.Verdict, dumpPath string) error {
-	return writeFile(path, dumpPath, func(w io.Writer) error {
+	return outguard.WriteFile(path, func(w io.Writer) error {
 		return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
 	})
-}
-
-// writeFile writes a report to path (never inside the dump); a failed
-// write leaves no half-written file behind.
-func writeFile(path, dumpPath string, write func(io.Writer) error) error {
-	if path == "" || path == "-" {
-		return errors.New("a report file name is required")
-	}
-	w, closeOut, err := openOutput(path, dumpPath, nil)
-	if err != nil {
-		return err
-	}
-	err = write(w)
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	return nil
 }

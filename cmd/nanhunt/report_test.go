@@ -134,8 +134,11 @@ func TestReportHTMLFromTrace(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if err := writeHTMLReport(filepath.Join(path, "x.html"), v, path); err == nil || !strings.Contains(err.Error(), "refusing") {
-		t.Errorf("writing inside the dump: %v", err)
+	if _, errOut, code := runCLI(t, "trace", path, "--html", filepath.Join(path, "x.html")); code != exitError || !strings.Contains(errOut, "refusing") {
+		t.Errorf("writing inside the dump: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(path, "x.html")); err == nil {
+		t.Errorf("the page was written inside the dump")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/repro"
 )
 
@@ -71,6 +72,11 @@ func runRepro(cmd *cobra.Command, path string, f *reproFlags) error {
 	}
 	if cmd.Flags().Changed("rank") && f.rank < 0 {
 		return fmt.Errorf("--rank %d: want a rank number", f.rank)
+	}
+	var g outguard.Guard
+	g.Dump(path)
+	if err := g.Check(out("-o", f.output)); err != nil {
+		return err
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()

@@ -43,7 +43,7 @@ func TestReproCommand(t *testing.T) {
 		{"custom", []string{"repro", golden, "--op", "module_a.compute.0", "--step", "3", "--rank", "1", "-o", filepath.Join(tmp, "d")}, exitClean,
 			[]string{"module_a.compute is a custom API: edit the TODO at the top of " + filepath.Join(tmp, "d", "repro.py")}, nil, filepath.Join(tmp, "d")},
 		{"inside the dump", []string{"repro", golden, "--op", "Torch.sqrt.0", "--step", "3", "--rank", "1", "-o", filepath.Join(golden, "case")}, exitError,
-			nil, []string{"refusing to write", "inside the dump folder"}, ""},
+			nil, []string{"refusing to write", "inside the dump"}, ""},
 		{"no -o", []string{"repro", golden, "--op", "Torch.sqrt.0", "--step", "3", "--rank", "1"}, exitError,
 			nil, []string{"-o DIR is required"}, ""},
 		{"negative step", []string{"repro", golden, "--op", "Torch.sqrt.0", "--step", "-3", "--rank", "1", "-o", filepath.Join(tmp, "e")}, exitError,

@@ -8,8 +8,6 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
-
-	"github.com/nanhunt/nanhunt/dump"
 )
 
 type exitKey struct{}
@@ -50,20 +48,4 @@ func writeError(w io.Writer, err error) {
 // signalContext is cancelled by Ctrl-C.
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(parent, os.Interrupt)
-}
-
-// openOutput opens -o (or stdout) and refuses paths inside the dump: the
-// user's dump folder is never written to.
-func openOutput(path, dumpPath string, stdout io.Writer) (io.Writer, func() error, error) {
-	if path == "" || path == "-" {
-		return stdout, func() error { return nil }, nil
-	}
-	if dump.Inside(path, dumpPath) {
-		return nil, nil, fmt.Errorf("refusing to write %s inside the dump folder %s", path, dumpPath)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Close, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -100,33 +101,35 @@ Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
 }
 
 func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
-	if f.html != "" && path != "" && dump.Inside(f.html, path) {
-		return fmt.Errorf("refusing to write %s inside the dump folder %s", f.html, path)
+	if err := f.guard(path, out("-o", f.output), out("--html", f.html)); err != nil {
+		return err
 	}
 	v, err := analyse(cmd, path, f, plan.Options{})
 	if err != nil {
 		return err
 	}
-	w, closeOut, err := openOutput(f.output, path, cmd.OutOrStdout())
-	if err != nil {
-		return err
-	}
-	if err := write(w, f.format, v); err != nil {
-		closeOut()
-		return err
-	}
-	if err := closeOut(); err != nil {
-		return err
-	}
+	// the files first: standard output holds one verdict or one error
 	if f.html != "" {
 		if err := writeHTMLReport(f.html, v, path); err != nil {
 			return err
 		}
 	}
+	if err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error { return write(w, f.format, v) }); err != nil {
+		return err
+	}
 	if v.Anomaly {
 		setExit(cmd, exitAnomaly)
 	}
 	return nil
+}
+
+// guard refuses outputs that are one of the inputs or lie inside the dump.
+func (f *traceFlags) guard(path string, outs ...outguard.Output) error {
+	var g outguard.Guard
+	g.Dump(path)
+	g.Input(f.rules)
+	f.evidence.guard(&g)
+	return g.Check(outs...)
 }
 
 // analyse runs the dump analysis (when a dump is given) and joins the
