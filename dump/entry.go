@@ -21,7 +21,8 @@ const (
 	StatNull                   // null: empty, meta or unsupported tensor
 	StatNumber
 	StatBool
-	StatString // a string that is not a non-finite spelling
+	StatString // a string that is neither a number nor a non-finite spelling
+	StatOther  // an object or a list
 )
 
 // Stat is one statistic (Max, Min, Mean or Norm) of a tensor.
@@ -135,6 +136,14 @@ type Entry struct {
 	// CutStrings counts the string values longer than the reader keeps
 	// (1 MiB), of which only the beginning was read.
 	CutStrings int
+	// OddStats counts the Max and Min values that are no statistic: an
+	// object, a list, or a string that is neither a number nor a
+	// non-finite spelling.
+	OddStats int
+	// DuplicateKey is the first member name written twice in the entry or
+	// in one of its tensors ("" when none). The values of a field written
+	// twice are all read; of a statistic written twice, the last.
+	DuplicateKey string
 }
 
 // Has reports whether the entry had the given field.
@@ -153,6 +162,8 @@ func (e *Entry) reset() {
 	e.OddStatKeys = false
 	e.Merged = 0
 	e.CutStrings = 0
+	e.OddStats = 0
+	e.DuplicateKey = ""
 }
 
 // Header is the top of dump.json, outside "data".

@@ -115,11 +115,14 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 		return fmt.Errorf("read %s: %w", dir, err)
 	}
 	var steps, ranks, procs, modes []fs.DirEntry
+	var odd []string
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
 		switch name := e.Name(); {
+		case looksNumbered(name, "step") || looksNumbered(name, "rank"):
+			odd = append(odd, name)
 		case isNumbered(name, "step"):
 			steps = append(steps, e)
 		case name == "rank" || isNumbered(name, "rank"):
@@ -129,6 +132,9 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 		case (name == "graph" || name == "pynative") && depth == 0:
 			modes = append(modes, e)
 		}
+	}
+	if len(odd) > 0 {
+		l.warnf("%s: ignored %s (msprobe names its folders stepN and rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	switch {
 	case len(modes) > 0 && len(steps) == 0 && len(ranks) == 0:
@@ -157,17 +163,22 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		l.warnf("%s: %v", dir, err)
 		return
 	}
-	var ranks, procs []string
+	var ranks, procs, odd []string
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
 		switch name := e.Name(); {
+		case looksNumbered(name, "rank"):
+			odd = append(odd, name)
 		case name == "rank" || isNumbered(name, "rank"):
 			ranks = append(ranks, name)
 		case isNumbered(name, "proc"):
 			procs = append(procs, name)
 		}
+	}
+	if len(odd) > 0 {
+		l.warnf("%s: ignored %s (msprobe names its rank folders rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	if len(ranks) == 0 && len(procs) == 1 {
 		ranks = procs
@@ -261,13 +272,22 @@ func (l *Layout) warnf(format string, args ...any) {
 	l.Warnings = append(l.Warnings, fmt.Sprintf(format, args...))
 }
 
+// isNumbered reports whether name is prefix followed by a number as
+// msprobe writes it: decimal digits, no sign, no leading zero.
 func isNumbered(name, prefix string) bool {
 	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || rest == "" {
+	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') {
 		return false
 	}
 	_, isNum := atoi(rest)
 	return isNum
+}
+
+// looksNumbered reports a folder meant as a numbered one that msprobe
+// would not have written: "step05", "step-1", "stepabc", ".step5".
+func looksNumbered(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(name, "."), prefix)
+	return ok && rest != "" && !isNumbered(name, prefix)
 }
 
 func rankOfName(name string) int {

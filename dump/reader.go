@@ -324,6 +324,7 @@ func (r *Reader) readEntry() error {
 		return nil
 	}
 	r.paramGrads = strings.Contains(e.Name, ".parameters_grad.")
+	var seen uint16 // the fields seen, and bit 15 for is_nan
 	for member := 0; ; member++ {
 		tok, err := r.lx.Next()
 		if err != nil {
@@ -333,6 +334,14 @@ func (r *Reader) readEntry() error {
 			return nil
 		}
 		key := tok.Bytes
+		if !r.paramGrads && e.DuplicateKey == "" {
+			if bit := memberBit(key); bit != 0 {
+				if seen&bit != 0 {
+					e.DuplicateKey = string(key)
+				}
+				seen |= bit
+			}
+		}
 		var loc slotLoc
 		switch {
 		case string(key) == "is_nan":
@@ -516,6 +525,44 @@ func (r *Reader) slotDict(loc slotLoc) error {
 // statKey tells the statistic a member key names: 'a' Max, 'i' Min, 'e'
 // Mean, 'o' Norm, 0 none; odd is set when the key is not spelled the way
 // msprobe spells it ("max", "MIN").
+// statBit is the bit of a statistic ('a' Max, 'i' Min, 'e' Mean, 'o' Norm)
+// in objState.stats.
+func statBit(which byte) uint8 {
+	switch which {
+	case 'a':
+		return 1
+	case 'i':
+		return 2
+	case 'e':
+		return 4
+	}
+	return 8
+}
+
+func statName(which byte) string {
+	switch which {
+	case 'a':
+		return "Max"
+	case 'i':
+		return "Min"
+	case 'e':
+		return "Mean"
+	}
+	return "Norm"
+}
+
+// memberBit is the bit of an entry member whose repetition is reported:
+// the fields and is_nan.
+func memberBit(key []byte) uint16 {
+	if string(key) == "is_nan" {
+		return 1 << 15
+	}
+	if f, ok := fieldByName[string(key)]; ok {
+		return 1 << f
+	}
+	return 0
+}
+
 func statKey(key []byte) (which byte, odd bool) {
 	if len(key) != 3 && len(key) != 4 {
 		return 0, false
@@ -577,13 +624,22 @@ func (r *Reader) object(loc slotLoc) error {
 			if err != nil {
 				return err
 			}
+			var st Stat
 			if isOpen(tok.Kind) {
 				if err := r.skipRest(); err != nil {
 					return err
 				}
-				continue
+				st = Stat{Kind: StatOther}
+			} else {
+				st = r.stat(tok)
 			}
-			st := r.stat(tok)
+			if (which == 'a' || which == 'i') && (st.Kind == StatOther || st.Kind == StatString) {
+				e.OddStats++
+			}
+			if seen := o.stats & statBit(which); seen != 0 && e.DuplicateKey == "" {
+				e.DuplicateKey = statName(which)
+			}
+			o.stats |= statBit(which)
 			switch which {
 			case 'a':
 				o.max = st
@@ -719,6 +775,7 @@ type objState struct {
 	max, min, mean, norm, num                         Stat
 	peer, firstTensor                                 int
 	tensorKeys, requiresGrad, empty, checksum         bool
+	stats                                             uint8 // the statistics seen, by statBit
 	hasGroup, hasValue, null                          bool
 }
 

@@ -271,7 +271,9 @@ func (b *builder) origin() {
 		o.Stack = uf
 	}
 	if e, err := readEntry(s.dir.Dump, p.root.offset, p.root.end); err == nil {
-		o.Inputs, o.Outputs = tensorStats(e)
+		var left int
+		o.Inputs, o.Outputs, left = tensorStats(e)
+		v.Warnings = append(v.Warnings, entryWarnings(s.dir.Dump, e, left)...)
 	} else {
 		v.Warnings = append(v.Warnings, verdict.Warning{File: s.dir.Dump, Message: err.Error()})
 	}

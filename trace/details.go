@@ -26,19 +26,46 @@ func readEntry(file string, offset, end int64) (*dump.Entry, error) {
 	return e, nil
 }
 
+// maxRows bounds the tensor rows of each side of the origin: past it, only
+// rows that hold a non-finite value are kept, up to as many again.
+const maxRows = 1024
+
 // tensorStats turns an entry's tensors into report rows, inputs and outputs
-// apart.
-func tensorStats(e *dump.Entry) (in, out []verdict.TensorStat) {
+// apart, and says what it left out.
+func tensorStats(e *dump.Entry) (in, out []verdict.TensorStat, left int) {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
-		ts := TensorStatOf(t)
+		side := &in
 		if t.Field == dump.Output || t.Field == dump.ParamGrads {
-			out = append(out, ts)
-		} else {
-			in = append(in, ts)
+			side = &out
+		}
+		if len(*side) >= maxRows && (policy.Holds(t) == 0 || len(*side) >= 2*maxRows) {
+			left++
+			continue
+		}
+		*side = append(*side, TensorStatOf(t))
+	}
+	return in, out, left
+}
+
+// entryWarnings says what the rows of an entry cannot show: statistics of
+// a kind its tensor cannot have (a bool in a float tensor), and rows left
+// out.
+func entryWarnings(file string, e *dump.Entry, left int) []verdict.Warning {
+	var ws []verdict.Warning
+	for i := range e.Tensors {
+		t := &e.Tensors[i]
+		if (t.Max.Kind == dump.StatBool || t.Min.Kind == dump.StatBool) && t.Dtype != "" && t.Dtype != "torch.bool" && t.Dtype != "bool" {
+			ws = append(ws, verdict.Warning{File: file, Message: fmt.Sprintf(
+				"%s: the Max or Min of %s.%s is a bool in a %s tensor: NaN/Inf cannot be decided for it", e.Name, t.Field, t.Slot, t.Dtype)})
+			break
 		}
 	}
-	return in, out
+	if left > 0 {
+		ws = append(ws, verdict.Warning{File: file, Message: fmt.Sprintf(
+			"%s: %d tensors are not listed (the first %d of each side are, and then only those that hold NaN/Inf)", e.Name, left, maxRows)})
+	}
+	return ws
 }
 
 // TensorStatOf is the report row of one tensor of an entry. It copies what

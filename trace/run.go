@@ -352,6 +352,15 @@ func (m *modeResult) account(s *rankScan) {
 	if s.oddStatKeys {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "statistics keys are not spelled as msprobe spells them (\"max\" for \"Max\"): read all the same"})
 	}
+	if s.oddStats > 0 {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
+			"%d Max or Min values (the first in %s) are an object, a list or a string that is no number: NaN/Inf cannot be decided for them",
+			s.oddStats, s.oddStatsEntry)})
+	}
+	if s.dupEntry != "" {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
+			"%s has the member %q twice (a duplicate key): which one msprobe meant cannot be told; the values of both were read (of a statistic, the last)", s.dupEntry, s.dupKey)})
+	}
 	if s.cutEntry != "" {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
 			"%s holds a string of more than 1 MiB: only its beginning was read", s.cutEntry)})

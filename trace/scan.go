@@ -73,26 +73,30 @@ type rankScan struct {
 	tailFull          bool
 	syncs             map[string][]syncPoint // every collective, by pairing base (until finish)
 
-	events       []event
-	colls        []collEvent
-	suppressed   []suppression
-	supIndex     map[suppressKey]int
-	tensors      int
-	stats        int // tensors with Max/Min
-	statless     int // calls whose tensors had no Max/Min
-	flagged      int // nan_check: calls with the overflow flag
-	nanCheck     bool
-	oddStatKeys  bool
-	mergedEntry  string // the first entry with more values than dump.MaxKept
-	merged       int    // how many of its values were merged
-	cutEntry     string // the first entry with a string longer than the reader keeps
-	severeKept   int
-	negKept      int
-	cleared      bool // the byte search found nothing to parse
-	stopped      bool // scanUntilSevere met an anomaly and stopped
-	collsFull    bool // more non-finite collectives than maxCollEvents
-	severeSeen   bool // a call that is certainly an anomaly was met
-	deferredLost bool // more deferred -inf calls than maxDeferred
+	events        []event
+	colls         []collEvent
+	suppressed    []suppression
+	supIndex      map[suppressKey]int
+	tensors       int
+	stats         int // tensors with Max/Min
+	statless      int // calls whose tensors had no Max/Min
+	flagged       int // nan_check: calls with the overflow flag
+	nanCheck      bool
+	oddStatKeys   bool
+	mergedEntry   string // the first entry with more values than dump.MaxKept
+	merged        int    // how many of its values were merged
+	cutEntry      string // the first entry with a string longer than the reader keeps
+	oddStats      int    // Max and Min values that are no statistic
+	oddStatsEntry string // the first entry that has one
+	dupEntry      string // the first entry with a member written twice
+	dupKey        string // that member
+	severeKept    int
+	negKept       int
+	cleared       bool // the byte search found nothing to parse
+	stopped       bool // scanUntilSevere met an anomaly and stopped
+	collsFull     bool // more non-finite collectives than maxCollEvents
+	severeSeen    bool // a call that is certainly an anomaly was met
+	deferredLost  bool // more deferred -inf calls than maxDeferred
 
 	local *local                 // the rank's account, once finished
 	order map[string]syncSummary // its first sign's place among the collectives, once finished
@@ -263,6 +267,15 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.nanCheck = true
 		}
 		s.oddStatKeys = s.oddStatKeys || e.OddStatKeys
+		if e.OddStats > 0 {
+			if s.oddStats == 0 {
+				s.oddStatsEntry = e.Name
+			}
+			s.oddStats += e.OddStats
+		}
+		if e.DuplicateKey != "" && s.dupEntry == "" {
+			s.dupEntry, s.dupKey = e.Name, e.DuplicateKey
+		}
 		if e.CutStrings > 0 && s.cutEntry == "" {
 			s.cutEntry = e.Name
 		}
