@@ -24,6 +24,9 @@ other ranks by the gradient all_reduce) and traces it, as "nanhunt trace" would
 a real dump.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.check(cmd, verdictFormats...); err != nil {
+				return err
+			}
 			dir := keep
 			if dir == "" {
 				tmp, err := os.MkdirTemp("", "nanhunt-demo-")

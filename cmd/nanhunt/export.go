@@ -74,6 +74,12 @@ func (f *exportFlags) options(path string) (export.Options, error) {
 }
 
 func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
+	if err := checkJobs(cmd, f.jobs); err != nil {
+		return err
+	}
+	if err := checkSelection(cmd, f.steps, f.ranks); err != nil {
+		return err
+	}
 	opt, err := f.options(path)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 )
@@ -21,6 +22,10 @@ const (
 
 func run(args []string, stdout, stderr io.Writer) int {
 	root := rootCommand(stdout, stderr)
+	if len(args) == 0 {
+		fmt.Fprint(stderr, root.UsageString())
+		return exitError
+	}
 	root.SetArgs(args)
 	code := exitClean
 	root.SetContext(withExitCode(&code))

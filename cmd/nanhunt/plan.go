@@ -61,6 +61,9 @@ unusable input or bad usage.`,
 }
 
 func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
+	if err := f.check(cmd, "text", "json"); err != nil {
+		return err
+	}
 	if err := f.guard(path, out("-o", f.output)); err != nil {
 		return err
 	}

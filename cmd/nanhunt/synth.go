@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/synth"
 )
 
@@ -138,9 +137,9 @@ func faultKind(name string) (synth.FaultKind, bool) {
 
 // parseList parses "0-5" or "0,2,4-7" into a sorted list.
 func parseList(flag, s string) ([]int, error) {
-	set, err := dump.ParseRanges(s)
+	set, err := parseRanges(flag, s)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, err
 	}
 	var l []int
 	for n := range set {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/trace"
@@ -56,12 +55,22 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 			return opt, err
 		}
 	}
-	switch f.format {
-	case "", "text", "json", "markdown":
-	default:
-		return opt, fmt.Errorf("--format %q: want text, json or markdown", f.format)
-	}
 	return opt, nil
+}
+
+// verdictFormats are the --format values of trace and demo.
+var verdictFormats = []string{"text", "json", "markdown"}
+
+// check refuses flag values that parse but mean nothing, before anything
+// is read; formats are those the command writes.
+func (f *traceFlags) check(cmd *cobra.Command, formats ...string) error {
+	if err := checkFormat(f.format, formats...); err != nil {
+		return err
+	}
+	if err := checkJobs(cmd, f.jobs); err != nil {
+		return err
+	}
+	return checkSelection(cmd, f.steps, f.ranks)
 }
 
 func traceCommand() *cobra.Command {
@@ -101,6 +110,9 @@ Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
 }
 
 func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
+	if err := f.check(cmd, verdictFormats...); err != nil {
+		return err
+	}
 	if err := f.guard(path, out("-o", f.output), out("--html", f.html)); err != nil {
 		return err
 	}
@@ -165,21 +177,4 @@ func write(w io.Writer, format string, v *verdict.Verdict) error {
 		return report.Markdown(w, v)
 	}
 	return report.Text(w, v)
-}
-
-// selection reads --steps and --ranks ("" means all).
-func selection(steps, ranks string) (map[int]bool, map[int]bool, error) {
-	var s, r map[int]bool
-	var err error
-	if steps != "" {
-		if s, err = dump.ParseRanges(steps); err != nil {
-			return nil, nil, fmt.Errorf("--steps: %w", err)
-		}
-	}
-	if ranks != "" {
-		if r, err = dump.ParseRanges(ranks); err != nil {
-			return nil, nil, fmt.Errorf("--ranks: %w", err)
-		}
-	}
-	return s, r, nil
 }
