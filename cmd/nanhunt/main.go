@@ -29,8 +29,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	code := exitClean
 	root.SetContext(withExitCode(&code))
-	if err := root.Execute(); err != nil {
+	if cmd, err := root.ExecuteC(); err != nil {
 		writeError(stderr, err)
+		if wantsJSON(cmd, args) {
+			writeErrorJSON(stdout, err)
+		}
 		return exitError
 	}
 	return code

@@ -124,7 +124,7 @@ func readVerdict(path string) (*verdict.Verdict, error) {
 	}
 	v, err := verdict.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &inputError{File: path, Err: fmt.Errorf("%s: %w", path, err)}
 	}
 	return v, nil
 }

@@ -52,7 +52,7 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 	}
 	if f.rules != "" {
 		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
-			return opt, err
+			return opt, &inputError{File: f.rules, Err: err}
 		}
 	}
 	return opt, nil
