@@ -270,6 +270,9 @@ func (b *builder) origin() {
 		o.Code = &uf[0]
 		o.Stack = uf
 	}
+	if s.changed == "" && s.fileChanged() {
+		v.Warnings = append(v.Warnings, verdict.Warning{File: s.dir.Dump, Message: "changed after it was analysed (" + s.changed + "): the origin's statistics below may be of another version"})
+	}
 	if e, err := readEntry(s.dir.Dump, p.root.offset, p.root.end); err == nil {
 		var left int
 		o.Inputs, o.Outputs, left = tensorStats(e)
@@ -484,6 +487,15 @@ func (b *builder) judge() {
 		if s := r.scans[rank]; s.damage != nil && !s.unread() {
 			damaged = append(damaged, rank)
 		}
+	}
+	var changed []int
+	for _, rank := range r.ranks {
+		if s := r.scans[rank]; s.changed != "" {
+			changed = append(changed, rank)
+		}
+	}
+	if len(changed) > 0 {
+		lower(1, fmt.Sprintf("the dump of rank(s) %s at step %d changed while it was read: what was read may mix two versions", dump.FormatRanges(changed), r.step))
 	}
 	if len(damaged) > 0 {
 		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))

@@ -271,6 +271,12 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankSc
 			sc := newScanner(a.pol, a.prog)
 			for i := range work {
 				s := sc.scanRank(gctx, dirs[i], mode)
+				if s.fileChanged() {
+					// rewritten while it was read: read it again, once
+					if again := sc.scanRank(gctx, dirs[i], mode); !again.fileChanged() {
+						s = again
+					}
+				}
 				sc.finish(s, mode)
 				a.prog.fileDone()
 				out[i] = s
@@ -351,6 +357,9 @@ func (m *modeResult) account(s *rankScan) {
 	}
 	if s.oddStatKeys {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "statistics keys are not spelled as msprobe spells them (\"max\" for \"Max\"): read all the same"})
+	}
+	if s.changed != "" {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "changed while it was read (" + s.changed + "), twice: what was read may mix two versions of it"})
 	}
 	if s.oddStats > 0 {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(

@@ -83,13 +83,15 @@ type rankScan struct {
 	flagged       int // nan_check: calls with the overflow flag
 	nanCheck      bool
 	oddStatKeys   bool
-	mergedEntry   string // the first entry with more values than dump.MaxKept
-	merged        int    // how many of its values were merged
-	cutEntry      string // the first entry with a string longer than the reader keeps
-	oddStats      int    // Max and Min values that are no statistic
-	oddStatsEntry string // the first entry that has one
-	dupEntry      string // the first entry with a member written twice
-	dupKey        string // that member
+	mergedEntry   string          // the first entry with more values than dump.MaxKept
+	merged        int             // how many of its values were merged
+	cutEntry      string          // the first entry with a string longer than the reader keeps
+	oddStats      int             // Max and Min values that are no statistic
+	oddStatsEntry string          // the first entry that has one
+	dupEntry      string          // the first entry with a member written twice
+	dupKey        string          // that member
+	ident         safeio.Identity // dump.json when it was opened
+	changed       string          // how dump.json changed while it was read, or ""
 	severeKept    int
 	negKept       int
 	cleared       bool // the byte search found nothing to parse
@@ -180,8 +182,8 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		return s
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil {
-		s.bytes = info.Size()
+	if id, err := safeio.IdentityOf(f); err == nil {
+		s.bytes, s.ident = id.Size, id
 	}
 	src := &ctxReader{ctx: ctx, r: f, prog: sc.prog}
 	opt := dump.ReaderOptions{WindowSize: windowFor(s.bytes)}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -31,3 +32,23 @@ func (e *UnreadableError) Error() string {
 	}
 	return b.String()
 }
+
+// fileChanged checks that the rank's dump.json is still the file the scan
+// opened, and notes how it changed when it is not.
+func (s *rankScan) fileChanged() bool {
+	if s.openErr != nil || s.ident == (safeio.Identity{}) {
+		return false
+	}
+	if afterScan != nil {
+		afterScan(s.dir.Dump)
+	}
+	if changed, how := safeio.Changed(s.dir.Dump, s.ident); changed {
+		s.changed = how
+		return true
+	}
+	return false
+}
+
+// afterScan, when set (by tests), is called each time a dump.json's
+// identity is about to be checked again.
+var afterScan func(path string)

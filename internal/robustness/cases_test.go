@@ -26,6 +26,10 @@ type adversarialCase struct {
 	maxRSSMiB int
 	stdout    func(t *testing.T, stdout string) // more checks, when set
 	asNobody  bool                              // run as uid 65534, so that permissions apply
+	// during, when set, runs beside the child until it ends; a case
+	// that changes its input on purpose sets mutates.
+	during  func(in string, stop <-chan struct{})
+	mutates bool
 }
 
 const (
@@ -296,6 +300,34 @@ func cases() []adversarialCase {
 			},
 			exit: exitAnomaly, message: `rank1.*permission denied`, maxTime: 5 * time.Second, maxRSSMiB: 64,
 			asNobody: true,
+		},
+		{
+			class: "cannot tell", name: "rewritten-while-read",
+			input:  "the origin rank's 200 MB dump.json is written to every few milliseconds while nanhunt reads it",
+			answer: "read again; still changing, the verdict warns and its confidence drops",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{padEntries: 600_000})
+				return []string{"trace", in}
+			},
+			during: func(in string, stop <-chan struct{}) {
+				p := filepath.Join(rank(in, 0), "dump.json")
+				for i := 1; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(3 * time.Millisecond):
+					}
+					stamp := time.Unix(1_000_000_000+int64(i), 0)
+					os.Chtimes(p, stamp, stamp)
+				}
+			},
+			mutates: true,
+			exit:    exitAnomaly, message: `changed while it was read`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, s string) {
+				if strings.Contains(s, "Confidence: high") {
+					t.Errorf("confidence high for a file that changed while it was read")
+				}
+			},
 		},
 		{
 			class: "cannot tell", name: "plan-verdict-no-ranks",

@@ -21,6 +21,7 @@ type dumpSpec struct {
 	stackPad     int      // extra stack.json entries (format v1), about 200 bytes each
 	constructPad int      // extra construct.json entries, about 80 bytes each
 	rawOrigin    string   // replaces the origin entry's statistics (a JSON fragment of members)
+	padEntries   int      // clean entries before the origin, about 330 bytes each
 }
 
 const cleanTensor = `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -1.25, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}`
@@ -66,6 +67,9 @@ func writeWith(t *testing.T, path string, fill func(*bufio.Writer)) {
 func writeRankDump(w *bufio.Writer, rank int, s dumpSpec) {
 	w.WriteString(`{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` + "\n")
 	fmt.Fprintf(w, `"Functional.linear.0.forward": {"input_args": [%s], "input_kwargs": {}, "output": [%s]},`+"\n", cleanTensor, cleanTensor)
+	for i := 0; i < s.padEntries; i++ {
+		fmt.Fprintf(w, `"Tensor.add.%d.forward": {"input_args": [%s], "input_kwargs": {}, "output": [%s]},`+"\n", i, cleanTensor, cleanTensor)
+	}
 	input := nanTensor
 	if rank == 0 {
 		input = cleanTensor

@@ -96,3 +96,39 @@ func Size(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// Identity is what tells a file apart from a rewritten or replaced one:
+// its device and inode, size and modification time.
+type Identity struct {
+	Dev, Ino uint64
+	Size     int64
+	ModTime  int64 // nanoseconds
+}
+
+// IdentityOf reads the identity of an open file.
+func IdentityOf(f *os.File) (Identity, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return Identity{}, err
+	}
+	return identity(info), nil
+}
+
+// Changed reports whether the file at path is no longer the one whose
+// identity was read (rewritten, replaced, removed), and says how.
+func Changed(path string, was Identity) (bool, string) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return true, "it can no longer be read: " + err.Error()
+	}
+	now := identity(info)
+	switch {
+	case now.Dev != was.Dev || now.Ino != was.Ino:
+		return true, "it was replaced by another file"
+	case now.Size != was.Size:
+		return true, fmt.Sprintf("its size went from %d to %d bytes", was.Size, now.Size)
+	case now.ModTime != was.ModTime:
+		return true, "it was written to"
+	}
+	return false, ""
+}

@@ -1,0 +1,219 @@
+package dump
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"sort"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/nanhunt/nanhunt/internal/jsonoracle"
+)
+
+// The stack.json and construct.json readers, held to what an independent
+// whole-document decoder (jsonoracle) and the formats' rules give: where
+// the oracle reads a document, the streaming reader must read it without
+// error and give the same frames and parents; where it does not, the
+// reader must fail, not panic or hang. Documents that are not valid UTF-8
+// (Python's json.dump writes ASCII) are only read for panics: the oracle
+// decodes invalid bytes as U+FFFD, the readers pass them through.
+
+var sideSeeds = []string{
+	`{"Torch.add.0.forward": ["File /a.py, line 3, in f, \n x = y + 1", "File /b.py, line 9, in g, \n f()"]}`,
+	`{"0": [["Torch.add.0.forward", "Tensor.mul.1.forward"], ["File /a.py, line 3, in f, \n x = y * 2"]], "1": [["Module.m.M.forward.0"], []]}`,
+	`{"Torch.add.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": ["Module.b.B.forward.0", 1], "Module.b.B.forward.0": null, "megatron_micro_step_number": 2}`,
+	`{"Torch.add.0.forward": {}, "x": [[], [[1]], "y"], "y": true, "z": NaN}`,
+	`{"a": "b", "a": "c", "b": ["a"], "c": [1, "d"]}`,
+	`{}`, `[]`, `{"a": [`, `{"a": "\u00e9\ud800"}`,
+}
+
+func FuzzStacks(f *testing.F) {
+	for _, s := range sideSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadStacks(bytes.NewReader(data), allNames(data))
+		root, oerr := jsonoracle.Decode(data)
+		if oerr != nil || depth(root) > 60 || !utf8.Valid(data) {
+			return // not a document both read the same way: only no panic is asked
+		}
+		if root.Kind != jsonoracle.Object {
+			if err == nil {
+				t.Fatalf("ReadStacks reads a document that is no object")
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("the oracle reads it, ReadStacks fails: %v", err)
+		}
+		want := oracleStacks(root)
+		if !slices.Equal(sortedKeysOf(got), sortedKeysOf(want)) {
+			t.Fatalf("names %v, want %v", sortedKeysOf(got), sortedKeysOf(want))
+		}
+		for name, lines := range want {
+			var frames []Frame
+			for _, l := range lines {
+				frames = append(frames, ParseFrame(l))
+			}
+			if !slices.Equal(got[name], frames) {
+				t.Fatalf("%s: frames %+v, want %+v", name, got[name], frames)
+			}
+		}
+	})
+}
+
+func FuzzConstruct(f *testing.F) {
+	for _, s := range sideSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadConstruct(bytes.NewReader(data))
+		root, oerr := jsonoracle.Decode(data)
+		if oerr != nil || depth(root) > 60 || !utf8.Valid(data) {
+			return
+		}
+		if root.Kind != jsonoracle.Object {
+			if err == nil {
+				t.Fatalf("ReadConstruct reads a document that is no object")
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("the oracle reads it, ReadConstruct fails: %v", err)
+		}
+		want := oracleParents(root)
+		if !maps.Equal(got, want) {
+			t.Fatalf("parents %v, want %v", got, want)
+		}
+		// the streaming chain reader agrees with the whole map
+		for _, name := range sortedKeysOf(want) {
+			part, err := ReadAncestors(bytes.NewReader(data), map[string]bool{name: true})
+			if err != nil {
+				t.Fatalf("ReadAncestors: %v", err)
+			}
+			if g, w := part.Chain(name), want.Chain(name); !slices.Equal(g, w) {
+				t.Fatalf("chain of %s: %v, want %v", name, g, w)
+			}
+		}
+	})
+}
+
+// oracleStacks applies stack.json's rules to a decoded document: a member
+// whose value is a list of strings is v1 (the key names the call); a list
+// whose first item is a list is v2 ([names], [lines]); strings are kept,
+// anything else in those lists is passed over; a call without lines has
+// no stack; a later member wins.
+func oracleStacks(root *jsonoracle.Node) map[string][]string {
+	out := map[string][]string{}
+	if root.Kind != jsonoracle.Object {
+		return out
+	}
+	for _, m := range root.Members {
+		v := m.Value
+		if v.Kind != jsonoracle.Array || len(v.Elems) == 0 {
+			continue
+		}
+		var names, lines []string
+		switch v.Elems[0].Kind {
+		case jsonoracle.String:
+			names, lines = []string{m.Name}, stringsOf(v.Elems)
+		case jsonoracle.Array:
+			names = stringsOf(v.Elems[0].Elems)
+			if len(v.Elems) > 1 && v.Elems[1].Kind == jsonoracle.Array {
+				lines = stringsOf(v.Elems[1].Elems)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		for _, n := range names {
+			out[n] = lines
+		}
+	}
+	return out
+}
+
+// oracleParents applies construct.json's rules: a string is the parent,
+// null (or a bool, NaN, Infinity) the top level, a list's first item the
+// parent when it is a string (else the top level); objects and numbers
+// are not calls; a later member wins.
+func oracleParents(root *jsonoracle.Node) Construct {
+	c := Construct{}
+	if root.Kind != jsonoracle.Object {
+		return c
+	}
+	for _, m := range root.Members {
+		v := m.Value
+		switch v.Kind {
+		case jsonoracle.String:
+			c[m.Name] = v.Literal
+		case jsonoracle.Array:
+			c[m.Name] = ""
+			if len(v.Elems) > 0 && v.Elems[0].Kind == jsonoracle.String {
+				c[m.Name] = v.Elems[0].Literal
+			}
+		case jsonoracle.Object, jsonoracle.Number:
+		default:
+			c[m.Name] = ""
+		}
+	}
+	return c
+}
+
+func stringsOf(nodes []*jsonoracle.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Kind == jsonoracle.String {
+			out = append(out, n.Literal)
+		}
+	}
+	return out
+}
+
+// allNames wants every string of the document as a call name.
+func allNames(data []byte) map[string]bool {
+	want := map[string]bool{}
+	root, err := jsonoracle.Decode(data)
+	if err != nil {
+		return want
+	}
+	var walk func(*jsonoracle.Node)
+	walk = func(n *jsonoracle.Node) {
+		if n.Kind == jsonoracle.String {
+			want[n.Literal] = true
+		}
+		for _, e := range n.Elems {
+			walk(e)
+		}
+		for _, m := range n.Members {
+			want[m.Name] = true
+			walk(m.Value)
+		}
+	}
+	walk(root)
+	return want
+}
+
+func depth(n *jsonoracle.Node) int {
+	d := 0
+	for _, e := range n.Elems {
+		d = max(d, depth(e))
+	}
+	for _, m := range n.Members {
+		d = max(d, depth(m.Value))
+	}
+	if n.Kind == jsonoracle.Array || n.Kind == jsonoracle.Object {
+		d++
+	}
+	return d
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
