@@ -21,11 +21,8 @@ var realDumps = []string{
 func readShared(t *testing.T, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(sharedDir, rel))
-	if os.IsNotExist(err) {
-		t.Skipf("%s not found (the shared fixtures are expected in %s): skipping", rel, sharedDir)
-	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (the real msprobe fixtures belong in %s, next to the repository)", err, sharedDir)
 	}
 	return b
 }
@@ -149,10 +146,7 @@ func TestRealDumps(t *testing.T) {
 func TestAllFixtures(t *testing.T) {
 	root := filepath.Join(sharedDir, "fixtures")
 	if _, err := os.Stat(root); err != nil {
-		t.Skipf("%s not found: skipping", root)
-	}
-	if testing.Short() {
-		t.Skip("short mode")
+		t.Fatalf("%v (the real msprobe fixtures belong there)", err)
 	}
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

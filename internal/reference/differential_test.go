@@ -219,7 +219,7 @@ func holdsDump(dir string) bool {
 func TestDifferentialRealRuns(t *testing.T) {
 	names := realruns.Scenarios()
 	if len(names) == 0 {
-		t.Skip("no real runs in testdata/realruns")
+		t.Fatal("no real runs in testdata/realruns")
 	}
 	for _, name := range names {
 		tr := realruns.Truth(t, name)
