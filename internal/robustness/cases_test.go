@@ -151,6 +151,63 @@ func cases() []adversarialCase {
 			},
 			exit: exitError, message: `named pipe`, maxTime: 5 * time.Second, maxRSSMiB: 64,
 		},
+		{
+			class: "hangs", name: "dump-zeros-after-header",
+			input:  "a dump.json that starts well and goes on with 20 GB of zero bytes (sparse)",
+			answer: "refused at the first zero byte without reading the rest",
+			setup: func(t *testing.T, in, out string) []string {
+				dir := filepath.Join(in, "step0", "rank0")
+				writeFile(t, filepath.Join(dir, "dump.json"), `{"task": "statistics", "level": "L1", "data": {`)
+				f, err := os.OpenFile(filepath.Join(dir, "dump.json"), os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if err := f.Truncate(20 << 30); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"trace", dir}
+			},
+			exit: exitError, message: `offset 4[0-9]`, maxTime: 3 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "dump-deep-nesting",
+			input:  "an entry nested 1,000,000 lists deep",
+			answer: "damage at the depth limit, with its offset; the other rank's answer stands",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{rawOrigin: `"input_args": ` + strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `nesting depth exceeds`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "dump-truncated",
+			input:  "the origin rank's dump.json is cut inside the origin entry",
+			answer: "the entries before the cut are analysed; the warning names the file and offset",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				p := filepath.Join(rank(in, 0), "dump.json")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cut := strings.Index(string(b), `"Torch.sqrt.0.forward"`) + 40
+				writeFile(t, p, string(b[:cut]))
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `dump\.json: offset [0-9]+.*file ends early`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "hangs", name: "huge-number",
+			input:  "the origin's output Max is written 1e999 (past float64)",
+			answer: "read as +inf, as float64 holds it: the origin is an Inf",
+			setup: func(t *testing.T, in, out string) []string {
+				big := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1e999, "Min": 0.5}`
+				writeDump(t, in, dumpSpec{rawOrigin: `"input_args": [` + cleanTensor + `], "output": [` + big + `]`})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `kind +inf`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
 		// Memory that grows with the input
 		{
 			class: "memory", name: "rules-dev-zero",
