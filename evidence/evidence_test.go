@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -190,7 +191,7 @@ func TestLogEvidenceLossLeftOut(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := trainlog.Read([]string{path}, trainlog.Options{})
+	l, err := trainlog.Read(context.Background(), []string{path}, trainlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

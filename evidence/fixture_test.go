@@ -33,7 +33,7 @@ func TestEvidenceFromRealTrainLogs(t *testing.T) {
 			if len(logs) != 4 {
 				t.Fatalf("%d logs", len(logs))
 			}
-			l, err := trainlog.Read(logs, trainlog.Options{Format: trainlog.FormatGeneric})
+			l, err := trainlog.Read(context.Background(), logs, trainlog.Options{Format: trainlog.FormatGeneric})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func TestEvidenceFromGeneratedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := trainlog.Read([]string{filepath.Join(side.LogDir, "train.log")}, trainlog.Options{})
+			l, err := trainlog.Read(context.Background(), []string{filepath.Join(side.LogDir, "train.log")}, trainlog.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestEvidenceFromGeneratedRun(t *testing.T) {
 			if le.FirstNaNStep == nil || *le.FirstNaNStep < truth.Step || *le.FirstNaNIteration != *le.FirstNaNStep+1 {
 				t.Fatalf("log evidence %+v: want a first non-finite step at or after %d, iteration = step + 1", le, truth.Step)
 			}
-			run, err := monitor.Read(side.MonitorDir, monitor.Options{})
+			run, err := monitor.Read(context.Background(), side.MonitorDir, monitor.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -9,7 +10,7 @@ import (
 )
 
 // analyze builds the Findings of a read run.
-func analyze(r *Run, opt Options) Findings {
+func analyze(ctx context.Context, r *Run, opt Options) Findings {
 	f := Findings{
 		Schema:       Schema,
 		HeaderStyles: append([]string{}, r.styles...),
@@ -67,7 +68,7 @@ func analyze(r *Run, opt Options) Findings {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	runProbes(r, probes, jobs)
+	runProbes(ctx, r, probes, jobs)
 	if fw != nil {
 		fw.Partners = partners(fw, pf, opt.Groups)
 		fw.Reason = activationReason(fw, "forward")

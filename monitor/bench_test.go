@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 
 // writeBigActv writes a TrainerMon actv file of about mb megabytes in a
 // rank folder under dir and returns the number of data rows.
-func writeBigActv(b *testing.B, dir string, mb int) int {
+func writeBigActv(b testing.TB, dir string, mb int) int {
 	fd := filepath.Join(dir, "Dec03_21-34-40-rank0-1a2b3c4d")
 	if err := os.MkdirAll(fd, 0o755); err != nil {
 		b.Fatal(err)
@@ -57,7 +58,7 @@ func BenchmarkReadActv(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := Read(dir, Options{Jobs: 1})
+		r, err := Read(context.Background(), dir, Options{Jobs: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

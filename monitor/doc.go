@@ -20,7 +20,9 @@
 // rank and kind of record, only the steps recorded, counts, and the first
 // anomalous row; a second pass rereads only the files of the first
 // anomalous step to compare tensor-parallel partners. Damaged lines,
-// unknown columns and unreadable files become Warnings.
+// unknown columns and unreadable files become Warnings. When Read's
+// context is cancelled, every file stops at its next read of the disk and
+// Read returns the context's error.
 //
 // A row is anomalous when its nans count is positive or one of min, max,
 // mean and norm is not finite (see judge for the exceptions: the monitor's

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -428,7 +429,7 @@ func (w where) atOrAfter(step, micro, mod int, outOnly bool) bool {
 
 func readRun(t *testing.T, dir string, opt Options) (*Run, Findings) {
 	t.Helper()
-	r, err := Read(dir, opt)
+	r, err := Read(context.Background(), dir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

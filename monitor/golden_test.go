@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"math"
@@ -121,7 +122,7 @@ func TestGolden(t *testing.T) {
 					tc.edit(t, dir)
 				}
 			}
-			r, err := Read(dir, tc.opt)
+			r, err := Read(context.Background(), dir, tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -585,12 +586,12 @@ func TestRestartFolders(t *testing.T) {
 
 func TestReadErrorsAndRankFolder(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
-	if _, err := Read(missing, Options{}); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, err := Read(context.Background(), missing, Options{}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("missing folder: %v", err)
 	}
 	empty := t.TempDir()
 	os.Mkdir(filepath.Join(empty, "something"), 0o755)
-	if _, err := Read(empty, Options{}); err == nil || !strings.Contains(err.Error(), empty) {
+	if _, err := Read(context.Background(), empty, Options{}); err == nil || !strings.Contains(err.Error(), empty) {
 		t.Errorf("empty folder: %v", err)
 	}
 	// Rank folders whose files are all unreadable.
@@ -598,7 +599,7 @@ func TestReadErrorsAndRankFolder(t *testing.T) {
 	fd := filepath.Join(bad, "Dec03_21-34-40-rank0-1a2b3c4d")
 	os.Mkdir(fd, 0o755)
 	os.WriteFile(filepath.Join(fd, "actv_0-0.csv"), []byte("garbage without columns\n1,2\n"), 0o644)
-	if _, err := Read(bad, Options{}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := Read(context.Background(), bad, Options{}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("unreadable: %v", err)
 	}
 

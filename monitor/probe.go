@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"path/filepath"
 	"sync"
 
@@ -82,8 +83,9 @@ func (s *probeSink) row(t *tensorRow) {
 	}
 }
 
-// runProbes rereads the files that hold the probed steps.
-func runProbes(r *Run, probes []*probe, jobs int) {
+// runProbes rereads the files that hold the probed steps, until ctx is
+// done.
+func runProbes(ctx context.Context, r *Run, probes []*probe, jobs int) {
 	if len(probes) == 0 {
 		return
 	}
@@ -112,7 +114,7 @@ func runProbes(r *Run, probes []*probe, jobs int) {
 					for _, p := range probes {
 						want = want || (file.holds(p.kind) && file.contains(p.step))
 					}
-					if !want {
+					if !want || ctx.Err() != nil {
 						continue
 					}
 					fh, err := safeio.Open(filepath.Join(r.Root, filepath.FromSlash(file.Path)))
@@ -120,7 +122,7 @@ func runProbes(r *Run, probes []*probe, jobs int) {
 						continue
 					}
 					sc := &scanner{kind: file.kind, classify: classify, sink: ps}
-					sc.scan(newRecordReader(fh, 256<<10))
+					sc.scan(newRecordReader(cancelReader{ctx, fh}, 256<<10))
 					fh.Close()
 				}
 			}

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,8 +44,13 @@ type Run struct {
 // Read reads the monitor output under dir (the monitor output folder, or
 // one rank folder) and analyses it. Files are streamed: memory grows with
 // the number of ranks and kinds, not with the rows. Damaged lines and
-// files become warnings; Read fails only when dir holds nothing readable.
-func Read(dir string, opt Options) (*Run, error) {
+// files become warnings; Read fails only when dir holds nothing readable,
+// or with ctx's error when ctx is done before it finished: every file being
+// read stops at its next read of the disk.
+func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	folders, warns, err := discover(dir)
 	if err != nil {
 		return nil, err
@@ -80,13 +86,19 @@ func Read(dir string, opt Options) (*Run, error) {
 			rs := newRankState(g[0].Rank)
 			for _, f := range g {
 				for _, file := range f.Files {
-					readFile(dir, file, rs, opt.MaxWarningsPerFile)
+					if ctx.Err() != nil {
+						break
+					}
+					readFile(ctx, dir, file, rs, opt.MaxWarningsPerFile)
 				}
 			}
 			states[gi] = rs
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	styles := map[string]bool{}
 	for _, rs := range states {
@@ -113,7 +125,10 @@ func Read(dir string, opt Options) (*Run, error) {
 		return nil, fmt.Errorf("no readable monitor csv in %s", dir)
 	}
 	r.ranks = states
-	r.findings = analyze(r, opt)
+	r.findings = analyze(ctx, r, opt)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -132,8 +147,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readFile streams one CSV file into rs.
-func readFile(root string, file File, rs *rankState, maxWarn int) {
+// readFile streams one CSV file into rs, until ctx is done.
+func readFile(ctx context.Context, root string, file File, rs *rankState, maxWarn int) {
 	fs := newFileSink(rs, file.Path, maxWarn)
 	defer fs.close()
 	fh, err := safeio.Open(filepath.Join(root, filepath.FromSlash(file.Path)))
@@ -142,7 +157,7 @@ func readFile(root string, file File, rs *rankState, maxWarn int) {
 		return
 	}
 	defer fh.Close()
-	cr := &countingReader{r: fh}
+	cr := &countingReader{r: cancelReader{ctx, fh}}
 	sc := &scanner{kind: file.kind, classify: classify, sink: fs}
 	if sc.scan(newRecordReader(cr, 256<<10)) {
 		rs.files++

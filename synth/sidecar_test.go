@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"fmt"
@@ -157,7 +158,7 @@ func TestSidecarLog(t *testing.T) {
 		t.Run(c.scenario, func(t *testing.T) {
 			run := generateSidecars(t, scenarioSpecNamed(t, c.scenario), Sidecars{})
 			tr := run.truth
-			l, err := trainlog.Read([]string{run.log}, trainlog.Options{})
+			l, err := trainlog.Read(context.Background(), []string{run.log}, trainlog.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +230,7 @@ func TestSidecarLog(t *testing.T) {
 // TestSidecarLogNaNLoss checks the variant that prints the NaN loss.
 func TestSidecarLogNaNLoss(t *testing.T) {
 	run := generateSidecars(t, scenarioSpecNamed(t, "log-negative"), Sidecars{LogNaNLoss: true})
-	l, err := trainlog.Read([]string{run.log}, trainlog.Options{})
+	l, err := trainlog.Read(context.Background(), []string{run.log}, trainlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestSidecarMonitor(t *testing.T) {
 
 func readMonitor(t *testing.T, run sidecarRun) monitor.Findings {
 	t.Helper()
-	r, err := monitor.Read(run.mon, monitor.Options{})
+	r, err := monitor.Read(context.Background(), run.mon, monitor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

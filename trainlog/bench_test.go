@@ -2,6 +2,7 @@ package trainlog
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func BenchmarkReadMegatron(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l, err := Read([]string{path}, Options{})
+		l, err := Read(context.Background(), []string{path}, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -85,7 +85,9 @@
 //
 // Damaged input (truncated files, garbage, giant lines, numbers too large
 // to hold) never stops a read: it becomes a [Warning] naming the file and
-// line. Nothing is ever written.
+// line. A cancelled context does: the file being read stops at its next
+// read of the disk and Read returns the context's error. Nothing is ever
+// written.
 //
 // It imports internal/jsonlex, internal/safeio and nonfinite.
 package trainlog

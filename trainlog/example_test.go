@@ -1,6 +1,7 @@
 package trainlog_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -10,7 +11,7 @@ import (
 // Read two per-rank Megatron-LM logs and print where the first non-finite
 // value was printed, in the log's numbering and in msprobe's.
 func Example() {
-	l, err := trainlog.Read([]string{"testdata/per-rank/rank0.log", "testdata/per-rank/rank1.log"}, trainlog.Options{})
+	l, err := trainlog.Read(context.Background(), []string{"testdata/per-rank/rank0.log", "testdata/per-rank/rank1.log"}, trainlog.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

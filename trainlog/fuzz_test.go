@@ -2,6 +2,7 @@ package trainlog
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -165,7 +166,7 @@ func FuzzRead(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Skip(err)
 		}
-		l, err := Read([]string{path}, Options{Patterns: Patterns{Loss: `loss[=:] *(\S+)`}})
+		l, err := Read(context.Background(), []string{path}, Options{Patterns: Patterns{Loss: `loss[=:] *(\S+)`}})
 		if err != nil {
 			return
 		}

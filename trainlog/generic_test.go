@@ -1,6 +1,7 @@
 package trainlog
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -94,13 +95,13 @@ func TestFormatOption(t *testing.T) {
 	if l := mustRead(t, paths, Options{Format: "megatron"}); l.Files[0].Format != FormatMegatron || l.Summary().SkippedTotal != 0 {
 		t.Errorf("megatron: %+v", l.Files[0])
 	}
-	if _, err := Read(paths, Options{Format: "generic"}); err == nil || !strings.Contains(err.Error(), "no training-log lines recognised") {
+	if _, err := Read(context.Background(), paths, Options{Format: "generic"}); err == nil || !strings.Contains(err.Error(), "no training-log lines recognised") {
 		t.Errorf("generic without patterns: %v", err)
 	}
-	if _, err := Read(paths, Options{Format: "csv"}); err == nil || !strings.Contains(err.Error(), `unknown format "csv"`) {
+	if _, err := Read(context.Background(), paths, Options{Format: "csv"}); err == nil || !strings.Contains(err.Error(), `unknown format "csv"`) {
 		t.Errorf("bad format: %v", err)
 	}
-	if _, err := Read(paths, Options{Patterns: Patterns{Loss: "("}}); err == nil || !strings.Contains(err.Error(), "bad loss pattern") {
+	if _, err := Read(context.Background(), paths, Options{Patterns: Patterns{Loss: "("}}); err == nil || !strings.Contains(err.Error(), "bad loss pattern") {
 		t.Errorf("bad pattern: %v", err)
 	}
 }

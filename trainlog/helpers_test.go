@@ -1,6 +1,7 @@
 package trainlog
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -39,7 +40,7 @@ func writeFiles(t testing.TB, files ...string) []string {
 // mustRead reads paths and fails the test on an error.
 func mustRead(t testing.TB, paths []string, opt Options) *Log {
 	t.Helper()
-	l, err := Read(paths, opt)
+	l, err := Read(context.Background(), paths, opt)
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}

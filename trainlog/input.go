@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,9 +30,9 @@ type input struct {
 	br *bufio.Reader
 }
 
-// openInput opens path for reading; a file starting with the gzip magic
-// bytes is decompressed whatever its name.
-func openInput(path string) (*input, error) {
+// openInput opens path for reading, until ctx is done; a file starting
+// with the gzip magic bytes is decompressed whatever its name.
+func openInput(ctx context.Context, path string) (*input, error) {
 	f, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
@@ -45,7 +46,7 @@ func openInput(path string) (*input, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory", path)
 	}
-	raw := bufio.NewReaderSize(f, 64<<10)
+	raw := bufio.NewReaderSize(cancelReader{ctx, f}, 64<<10)
 	in := &input{f: f}
 	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(raw)

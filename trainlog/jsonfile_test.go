@@ -2,6 +2,7 @@ package trainlog
 
 import (
 	"bufio"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func TestJSONNoStepKey(t *testing.T) {
 	if len(l.Warnings) != 1 || l.Warnings[0].String() != paths[0]+": no JSON object holds a step key (step, iteration, iter or global_step)" {
 		t.Errorf("warnings %v", l.Warnings)
 	}
-	_, err := Read(paths[1:], Options{Patterns: Patterns{Step: "nope"}, Format: "json"})
+	_, err := Read(context.Background(), paths[1:], Options{Patterns: Patterns{Step: "nope"}, Format: "json"})
 	if err == nil || !strings.Contains(err.Error(), "no training-log lines recognised in "+paths[1]) {
 		t.Errorf("err = %v", err)
 	}

@@ -2,6 +2,7 @@ package trainlog
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -47,9 +48,10 @@ func checkOptions(opt Options) (readOpts, error) {
 
 // Read reads the training logs at paths (plain or gzip) and returns what
 // they say. The error is non-nil only for bad options, when no file could
-// be opened, or when nothing was recognised in any file; problems with one
-// file are Warnings.
-func Read(paths []string, opt Options) (*Log, error) {
+// be opened, when nothing was recognised in any file, or when ctx is done
+// before the read finished (the file being read stops at its next read of
+// the disk; the error wraps ctx's); problems with one file are Warnings.
+func Read(ctx context.Context, paths []string, opt Options) (*Log, error) {
 	ro, err := checkOptions(opt)
 	if err != nil {
 		return nil, fmt.Errorf("trainlog: %w", err)
@@ -62,7 +64,10 @@ func Read(paths []string, opt Options) (*Log, error) {
 	opened, recognised := 0, 0
 	var firstErr error
 	for _, path := range paths {
-		res, err := readFile(path, &ro)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("trainlog: %w", err)
+		}
+		res, err := readFile(ctx, path, &ro)
 		l.Warnings = append(l.Warnings, res.warnings...)
 		l.Files = append(l.Files, res.file)
 		if err != nil {
@@ -86,6 +91,9 @@ func Read(paths []string, opt Options) (*Log, error) {
 		for _, r := range rs {
 			aggs = append(aggs, res.sink.ranks[r])
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("trainlog: %w", err)
 	}
 	if opened == 0 {
 		return nil, fmt.Errorf("trainlog: no file could be read: %w", firstErr)
@@ -143,12 +151,12 @@ type fileResult struct {
 	warnings []Warning
 }
 
-// readFile reads one file. The error is non-nil only when it cannot be
-// opened.
-func readFile(path string, ro *readOpts) (fileResult, error) {
+// readFile reads one file, until ctx is done. The error is non-nil only
+// when it cannot be opened.
+func readFile(ctx context.Context, path string, ro *readOpts) (fileResult, error) {
 	res := fileResult{file: File{Path: path, Rank: rankFromPath(path)}}
 	res.file.Mapping = mappingFor("", ro.offset)
-	in, err := openInput(path)
+	in, err := openInput(ctx, path)
 	if err != nil {
 		return res, fmt.Errorf("cannot open: %w", err)
 	}

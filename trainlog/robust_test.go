@@ -3,6 +3,7 @@ package trainlog
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestDamagedInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := writeFiles(t, "rank0.log", tc.content)
-			l, err := Read(paths, Options{})
+			l, err := Read(context.Background(), paths, Options{})
 			if tc.first < 0 {
 				if err == nil || !strings.Contains(err.Error(), "no training-log lines recognised") {
 					t.Fatalf("err = %v", err)
@@ -77,7 +78,7 @@ func TestFiles(t *testing.T) {
 	os.WriteFile(other, []byte("nothing to see\n"), 0o644)
 	missing := filepath.Join(dir, "missing.log")
 
-	l, err := Read([]string{missing, dir, other, gzPath, badGz}, Options{})
+	l, err := Read(context.Background(), []string{missing, dir, other, gzPath, badGz}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +101,13 @@ func TestFiles(t *testing.T) {
 		t.Errorf("files %s", jsonOf(t, l.Files, dir))
 	}
 
-	if _, err := Read([]string{missing}, Options{}); err == nil || !strings.Contains(err.Error(), "no file could be read") {
+	if _, err := Read(context.Background(), []string{missing}, Options{}); err == nil || !strings.Contains(err.Error(), "no file could be read") {
 		t.Errorf("all missing: %v", err)
 	}
-	if _, err := Read(nil, Options{}); err == nil {
+	if _, err := Read(context.Background(), nil, Options{}); err == nil {
 		t.Error("no paths: no error")
 	}
-	if _, err := Read([]string{other}, Options{}); err == nil || !strings.Contains(err.Error(), "no training-log lines recognised") {
+	if _, err := Read(context.Background(), []string{other}, Options{}); err == nil || !strings.Contains(err.Error(), "no training-log lines recognised") {
 		t.Errorf("nothing recognised: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nanhunt/nanhunt/monitor"
 	"github.com/nanhunt/nanhunt/trainlog"
@@ -39,34 +41,54 @@ func (f *evidenceFlags) register(cmd *cobra.Command) {
 
 func (f *evidenceFlags) given() bool { return len(f.logs) > 0 || f.monitor != "" }
 
-// combine reads the evidence and joins it with the dump's verdict (nil
-// without a dump).
-func (f *evidenceFlags) combine(v *verdict.Verdict, popt plan.Options) (*verdict.Verdict, error) {
-	if !f.given() {
-		return v, nil
-	}
-	var le *verdict.LogEvidence
-	var me *verdict.MonitorEvidence
-	var warnings []verdict.Warning
+// evidenceRead is what --log and --monitor gave (nil when not given).
+type evidenceRead struct {
+	log     *trainlog.Log
+	monitor *monitor.Run
+}
+
+// read starts reading the training logs and the monitor output on g, each
+// stopping when ctx is done; the result is complete once g.Wait returns
+// nil.
+func (f *evidenceFlags) read(ctx context.Context, g *errgroup.Group) *evidenceRead {
+	ev := &evidenceRead{}
 	if len(f.logs) > 0 {
-		l, err := f.readLogs()
-		if err != nil {
-			return nil, err
-		}
-		le = evidence.FromLog(l)
-		for _, w := range l.Warnings {
-			warnings = append(warnings, verdict.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
-		}
+		g.Go(func() error {
+			l, err := f.readLogs(ctx)
+			ev.log = l
+			return err
+		})
 	}
 	if f.monitor != "" {
 		opt := monitor.Options{}
 		if f.tpSize > 1 {
 			opt.Groups = monitor.TPGroups(worldOf(f.monitorRanks()), f.tpSize)
 		}
-		run, err := monitor.Read(f.monitor, opt)
-		if err != nil {
-			return nil, err
+		g.Go(func() error {
+			run, err := monitor.Read(ctx, f.monitor, opt)
+			ev.monitor = run
+			return err
+		})
+	}
+	return ev
+}
+
+// combine joins the evidence read with the dump's verdict (nil without a
+// dump).
+func (f *evidenceFlags) combine(v *verdict.Verdict, ev *evidenceRead, popt plan.Options) *verdict.Verdict {
+	if !f.given() {
+		return v
+	}
+	var le *verdict.LogEvidence
+	var me *verdict.MonitorEvidence
+	var warnings []verdict.Warning
+	if l := ev.log; l != nil {
+		le = evidence.FromLog(l)
+		for _, w := range l.Warnings {
+			warnings = append(warnings, verdict.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
 		}
+	}
+	if run := ev.monitor; run != nil {
 		me = evidence.FromMonitor(run)
 		for _, w := range run.Findings().Warnings {
 			warnings = append(warnings, verdict.Warning{File: w.File, Message: fmt.Sprintf("line %d: %s", w.Line, w.Message)})
@@ -74,12 +96,12 @@ func (f *evidenceFlags) combine(v *verdict.Verdict, popt plan.Options) (*verdict
 	}
 	v = evidence.Combine(v, le, me, popt)
 	v.Warnings = append(v.Warnings, warnings...)
-	return v, nil
+	return v
 }
 
 // readLogs expands globs and reads the logs with the user's format,
-// patterns and step offset.
-func (f *evidenceFlags) readLogs() (*trainlog.Log, error) {
+// patterns and step offset, until ctx is done.
+func (f *evidenceFlags) readLogs(ctx context.Context) (*trainlog.Log, error) {
 	opt := trainlog.Options{Format: f.format}
 	for _, p := range f.patterns {
 		name, expr, err := trainlog.ParsePattern(p)
@@ -97,7 +119,7 @@ func (f *evidenceFlags) readLogs() (*trainlog.Log, error) {
 		}
 		opt.StepOffset = &n
 	}
-	return trainlog.Read(f.logPaths(), opt)
+	return trainlog.Read(ctx, f.logPaths(), opt)
 }
 
 // logPaths expands the globs of --log; a pattern that matches nothing is

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +22,16 @@ const (
 	exitError   = 2 // unusable input or bad usage
 )
 
+// errInterrupted is the error of a run stopped by Ctrl-C, whichever
+// reader saw it first.
+var errInterrupted = errors.New("interrupted")
+
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext runs nanhunt with args under ctx (Ctrl-C is added to it).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := rootCommand(stdout, stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, root.UsageString())
@@ -28,8 +39,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	root.SetArgs(args)
 	code := exitClean
-	root.SetContext(withExitCode(&code))
+	root.SetContext(withExitCode(ctx, &code))
 	if cmd, err := root.ExecuteC(); err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = errInterrupted
+		}
 		writeError(stderr, err)
 		if wantsJSON(cmd, args) {
 			writeErrorJSON(stdout, err)

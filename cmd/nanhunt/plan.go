@@ -75,9 +75,11 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 		if v, err = readVerdict(f.verdict); err != nil {
 			return err
 		}
-		if v, err = f.evidence.combine(v, popt); err != nil {
+		ev, err := readEvidence(cmd, &f.evidence)
+		if err != nil {
 			return err
 		}
+		v = f.evidence.combine(v, ev, popt)
 	default:
 		var err error
 		if v, err = analyse(cmd, path, &f.traceFlags, popt); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func runReportCLI(t *testing.T, args ...string) (stdout, stderr string, code int
 	}
 	root.SetArgs(args)
 	code = exitClean
-	root.SetContext(withExitCode(&code))
+	root.SetContext(withExitCode(context.Background(), &code))
 	if err := root.Execute(); err != nil {
 		writeError(&errb, err)
 		code = exitError

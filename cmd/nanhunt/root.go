@@ -12,8 +12,8 @@ import (
 
 type exitKey struct{}
 
-func withExitCode(code *int) context.Context {
-	return context.WithValue(context.Background(), exitKey{}, code)
+func withExitCode(ctx context.Context, code *int) context.Context {
+	return context.WithValue(ctx, exitKey{}, code)
 }
 
 func setExit(cmd *cobra.Command, code int) {

@@ -9,6 +9,7 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
@@ -145,28 +146,52 @@ func (f *traceFlags) guard(path string, outs ...outguard.Output) error {
 }
 
 // analyse runs the dump analysis (when a dump is given) and joins the
-// training log and monitor evidence.
+// training log and monitor evidence. The dump, the logs and the monitor
+// output are read at once; Ctrl-C, or the first of them to fail, stops
+// them all.
 func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) (*verdict.Verdict, error) {
 	if path == "" && !f.evidence.given() {
 		return nil, fmt.Errorf("nothing to read: give a dump folder, --log FILE or --monitor DIR")
 	}
-	var v *verdict.Verdict
+	var opt trace.Options
 	if path != "" {
-		opt, err := f.options(path)
-		if err != nil {
+		var err error
+		if opt, err = f.options(path); err != nil {
 			return nil, err
 		}
 		if f.format == "text" {
 			opt.Progress = progressTo(cmd.ErrOrStderr())
 		}
-		ctx, stop := signalContext(cmd.Context())
-		defer stop()
-		if v, err = trace.Run(ctx, opt); err != nil {
-			return nil, err
-		}
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	g, ctx := errgroup.WithContext(ctx)
+	var v *verdict.Verdict
+	if path != "" {
+		g.Go(func() error {
+			var err error
+			v, err = trace.Run(ctx, opt)
+			return err
+		})
+	}
+	ev := f.evidence.read(ctx, g)
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if v != nil {
 		v.Plan = plan.Make(v, popt)
 	}
-	return f.evidence.combine(v, popt)
+	return f.evidence.combine(v, ev, popt), nil
+}
+
+// readEvidence reads the training logs and the monitor output at once,
+// until Ctrl-C.
+func readEvidence(cmd *cobra.Command, f *evidenceFlags) (*evidenceRead, error) {
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	g, ctx := errgroup.WithContext(ctx)
+	ev := f.read(ctx, g)
+	return ev, g.Wait()
 }
 
 func write(w io.Writer, format string, v *verdict.Verdict) error {

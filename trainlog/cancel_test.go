@@ -1,0 +1,71 @@
+package trainlog
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// cancelAfter is a context cancelled at the nth call of Err: the
+// cancellation lands in the middle of a read whatever the machine's speed.
+type cancelAfter struct {
+	context.Context
+	n     int64
+	calls atomic.Int64
+	once  sync.Once
+	done  chan struct{}
+}
+
+func newCancelAfter(n int64) *cancelAfter {
+	return &cancelAfter{Context: context.Background(), n: n, done: make(chan struct{})}
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls.Add(1) >= c.n {
+		c.once.Do(func() { close(c.done) })
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *cancelAfter) Done() <-chan struct{} { return c.done }
+
+// A cancelled context makes Read return context.Canceled at its next
+// check, without reading on: a few checks after the cancellation, while a
+// whole read makes a check per 256 KiB or so of each file.
+func TestReadCancelled(t *testing.T) {
+	first, _ := writeMegatronLog(t, 8<<20)
+	second, _ := writeMegatronLog(t, 1<<20)
+	paths := []string{first, second}
+	never := newCancelAfter(1 << 62)
+	if _, err := Read(never, paths, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checks := never.calls.Load()
+	if checks < 30 {
+		t.Fatalf("a whole read of 9 MB checks the context %d times; the test needs more", checks)
+	}
+	for _, tt := range []struct {
+		name string
+		at   int64
+	}{
+		{"cancelled before", 1},
+		{"cancelled in the first reads", 4},
+		{"cancelled half way through the first file", checks / 3},
+		{"cancelled in the second file", checks - 2},
+		{"cancelled at the last check", checks},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := newCancelAfter(tt.at)
+			l, err := Read(ctx, paths, Options{})
+			if !errors.Is(err, context.Canceled) || l != nil {
+				t.Fatalf("Read = %v, %v; want context.Canceled", l, err)
+			}
+			if after := ctx.calls.Load() - tt.at; after > 3 {
+				t.Errorf("%d checks after the cancellation: the read went on", after)
+			}
+		})
+	}
+}
