@@ -27,6 +27,10 @@ a real dump.`,
 			if err := f.check(cmd, verdictFormats...); err != nil {
 				return err
 			}
+			// refused before the run is written: an output inside --keep
+			if err := f.guard(keep, out("-o", f.output), out("--html", f.html)); err != nil {
+				return err
+			}
 			dir := keep
 			if dir == "" {
 				tmp, err := os.MkdirTemp("", "nanhunt-demo-")

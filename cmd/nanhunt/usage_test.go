@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ func TestUsage(t *testing.T) {
 		{"--jobs negative", []string{"plan", missing, "--jobs", "-2"}, exitError, "--jobs -2: want 1 or more", ""},
 		{"--jobs 0 on export", []string{"export", missing, "-o", missing + "-out", "--jobs", "0"}, exitError, "--jobs 0: want 1 or more", ""},
 		{"--jobs 0 on demo", []string{"demo", "--jobs", "0"}, exitError, "--jobs 0: want 1 or more", ""},
+		{"demo -o inside --keep", []string{"demo", "--keep", missing, "-o", filepath.Join(missing, "v.json")}, exitError, "it is inside the dump " + missing, ""},
 		{"--jobs 1 is taken", []string{"trace", missing, "--jobs", "1"}, exitError, "no such file", "--jobs"},
 		{"--steps with an empty item", []string{"trace", missing, "--steps", "1,,2"}, exitError, `--steps "1,,2": an empty item`, ""},
 		{"--steps with a trailing comma", []string{"trace", missing, "--steps", "4,"}, exitError, `--steps "4,": an empty item`, ""},
@@ -51,6 +53,9 @@ func TestUsage(t *testing.T) {
 			}
 			if tt.code == exitError && stdout != "" {
 				t.Errorf("stdout %q", stdout)
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Errorf("%s was written", missing)
 			}
 		})
 	}
