@@ -136,6 +136,18 @@ func (g *Guard) notInputs(outs []Output) error {
 	if len(ex) == 0 {
 		return nil
 	}
+	// an output with a single name is an input only by that name, or
+	// through a symbolic link, which resolves inside the folder it names:
+	// the dump's and the monitor's files are walked only when an output
+	// has other names, or lies inside such a folder
+	walk := func(dir string) bool {
+		for _, e := range ex {
+			if in, err := Within(e.out.Path, dir); mayHaveOtherNames(e.info) || in || err != nil {
+				return true
+			}
+		}
+		return false
+	}
 	var refused error
 	check := func(input string) bool {
 		info, err := os.Stat(input)
@@ -156,12 +168,12 @@ func (g *Guard) notInputs(outs []Output) error {
 		}
 	}
 	for _, d := range g.dumps {
-		if !eachDumpFile(d, check) {
+		if walk(d) && !eachDumpFile(d, check) {
 			return refused
 		}
 	}
 	for _, t := range g.trees {
-		if !eachFile(t, check) {
+		if walk(t) && !eachFile(t, check) {
 			return refused
 		}
 	}

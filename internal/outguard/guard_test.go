@@ -23,6 +23,7 @@ func TestGuardCheck(t *testing.T) {
 	link(t, p("monitor/Dec03-rank0-1a2b3c4d/actv_0-9.csv"), p("out/csv-link.json"))
 	link(t, p("dump/step5/rank1/dump_tensor_data/x.pt"), p("out/tensor-link.json"))
 	symlink(t, p("rules.json"), p("out/rules-symlink.json"))
+	symlink(t, p("monitor/Dec03-rank0-1a2b3c4d/actv_0-9.csv"), p("out/csv-symlink.json"))
 	link(t, p("saved.json"), p("out/saved-link.json"))
 	link(t, p("out/tensor-link.json"), p("out/tensor-link2.json"))
 	symlink(t, "b", p("loop/a"))
@@ -51,6 +52,7 @@ func TestGuardCheck(t *testing.T) {
 		{"a hard link to a dump.json, the dump given as a rank folder", full(p("dump/step5/rank1")), []Output{o(p("out/dump-link.json"))}, ErrSameFile, "dump.json"},
 		{"a hard link to a construct.json, the dump given as a dump.json", full(p("dump/step5/rank0/dump.json")), []Output{o(p("out/construct-link.json"))}, ErrSameFile, "construct.json"},
 		{"a hard link to a monitor file", full(p("dump")), []Output{o(p("out/csv-link.json"))}, ErrSameFile, "actv_0-9.csv"},
+		{"a symbolic link to a monitor file", full(p("dump")), []Output{o(p("out/csv-symlink.json"))}, ErrSameFile, "actv_0-9.csv"},
 		{"a symbolic link to the rules", full(p("dump")), []Output{o(p("out/rules-symlink.json"))}, ErrSameFile, "rules.json"},
 		{"the saved verdict", func() *Guard { g := full(""); g.Input(p("saved.json")); return g }(), []Output{{"--html", p("out/saved-link.json")}}, ErrSameFile, "saved.json"},
 		{"tensor data is not read by the guard", full(p("dump")), []Output{o(p("out/tensor-link.json"))}, nil, ""},

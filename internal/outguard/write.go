@@ -16,7 +16,8 @@ const newFileMode fs.FileMode = 0o644
 // WriteFile writes what write produces to path through a temporary file in
 // path's folder, renamed over path once everything was written and synced:
 // a failed write leaves the old file as it was and removes the temporary
-// file. A symbolic link is written through (the file it names is
+// file. A file that cannot be opened for writing is not replaced. A
+// symbolic link is written through (the file it names is
 // replaced, the link stays). A file that is not a regular one, such as
 // /dev/null, is written in place; a folder is refused. WriteFile does not
 // check where path lies: Guard.Check does, first.
@@ -35,6 +36,12 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	case err == nil && !info.Mode().IsRegular():
 		return writeInPlace(path, target, write)
 	case err == nil:
+		// replacing a file the user may not write to would bypass its mode
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return pathError(path, err)
+		}
+		f.Close()
 		mode = info.Mode().Perm()
 	case !absent(err):
 		return pathError(path, err)
