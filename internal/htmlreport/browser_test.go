@@ -14,6 +14,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/verdict"
 
+	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/synth"
 )
@@ -129,6 +130,32 @@ func checkRendered(t *testing.T, v *verdict.Verdict, st pageStatus, minPixels in
 	}
 }
 
+// cellDetails is the details panel of the rendered page.
+func cellDetails(dom string) string {
+	i := strings.Index(dom, `id="nh-cell"`)
+	if i < 0 {
+		return ""
+	}
+	cell := dom[i:]
+	if j := strings.Index(cell, "</div>"); j >= 0 {
+		cell = cell[:j]
+	}
+	return cell
+}
+
+// rowOf is the table row of the rendered page that starts with prefix.
+func rowOf(dom, prefix string) string {
+	i := strings.Index(dom, prefix)
+	if i < 0 {
+		return ""
+	}
+	row := dom[i:]
+	if j := strings.Index(row, "</tr>"); j >= 0 {
+		row = row[:j]
+	}
+	return row
+}
+
 // bigRun generates a run of 1,024 ranks kept small in bytes (one dumped
 // step, one layer, tiny tensors: about 100 MB), with one damaged file.
 func bigRun(t *testing.T) string {
@@ -173,6 +200,46 @@ func TestHTMLBrowser(t *testing.T) {
 			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
 				if !strings.Contains(st.dom, "Tensor.sum.0.backward") {
 					t.Errorf("the origin timeline read from the dump is missing")
+				}
+				// the step after the origin was read until it showed that the
+				// anomaly lasts: its cells and the legend say so, not "not read"
+				checked := v.Scanned.CheckedNext
+				if checked == nil {
+					t.Fatalf("the verdict checked no next step")
+				}
+				for _, c := range buildGrid(v).Cols {
+					if c.Step == *checked && c.Cells != string(rune(cellChecked)) {
+						t.Errorf("step %d's cells are %q, want all %q", c.Step, c.Cells, string(rune(cellChecked)))
+					}
+				}
+				if !strings.Contains(st.dom, "read until the anomaly showed again") {
+					t.Errorf("the legend does not name the checked step's cells")
+				}
+			}},
+		{name: "realrun-fp16-two-groups", dump: func(t *testing.T) string { return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1") },
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
+				// the birth: every source rank of a tie, in the details shown first
+				cell := cellDetails(st.dom)
+				if v.Origin == nil || len(v.Origin.Ranks) < 2 {
+					t.Fatalf("the run's verdict is no tie: %+v", v.Origin)
+				}
+				for _, r := range v.Origin.Ranks {
+					if !strings.Contains(cell, "<tr><td>"+strconv.Itoa(r)+"</td>") {
+						t.Errorf("the birth details lack source rank %d:\n%s", r, cell)
+					}
+				}
+			}},
+		{name: "realrun-custom-bwd-kernel", dump: func(t *testing.T) string { return filepath.Join(realruns.Dir(t, "custom-bwd-kernel"), "L1") },
+			check: func(t *testing.T, v *verdict.Verdict, st pageStatus) {
+				// one stage per entry: the timeline's label of the root call is
+				// the phase the verdict gives it, not its name's direction
+				o := v.Origin
+				if o == nil || o.Stage != "backward" {
+					t.Fatalf("origin %+v, want a backward stage", o)
+				}
+				row := rowOf(st.dom, `<tr class="call call-root" data-op="`+o.Op+`"`)
+				if row == "" || !strings.Contains(row, `<div class="muted small">`+o.Phase+`</div>`) {
+					t.Errorf("the timeline's root row does not say %q:\n%s", o.Phase, row)
 				}
 			}},
 		{name: "bwd-sqrt-zero-mix", dump: func(*testing.T) string { return filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "mix") },

@@ -61,6 +61,7 @@ const (
 	cellDamaged    = 'd'
 	cellNotDumped  = 'x'
 	cellNotScanned = 'u'
+	cellChecked    = 'k' // read only until the anomaly showed that it lasts
 )
 
 // Cell roles.
@@ -178,7 +179,7 @@ func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 }
 
 // baseCells is a step before anyone's anomaly: clean, not dumped, not
-// scanned (or read only in part) and damaged ranks.
+// read, read only until the anomaly showed again, and damaged ranks.
 func baseCells(st verdict.StepState, ranks []int, pos map[int]int) []byte {
 	present, err := dump.ParseRanges(st.Ranks)
 	cells := make([]byte, len(ranks))
@@ -186,7 +187,9 @@ func baseCells(st verdict.StepState, ranks []int, pos map[int]int) []byte {
 		switch {
 		case err == nil && !present[r]:
 			cells[i] = cellNotDumped
-		case st.Status == "not_scanned" || st.Status == "checked":
+		case st.Status == "checked":
+			cells[i] = cellChecked
+		case st.Status == "not_scanned":
 			cells[i] = cellNotScanned
 		default:
 			cells[i] = cellClean

@@ -34,8 +34,8 @@ func TestHTMLGridColumns(t *testing.T) {
 		{"cccc", ""}, {"cccc", ""}, {"cccc", ""}, {"cccc", ""}, {"cccc", ""},
 		{"ccic", "..s."},
 		{"nnin", "rrsr"},
-		{"uuuu", ""},
-		{"uuuu", ""},
+		{"kkkk", ""}, // step 6 was read until it showed that the anomaly lasts
+		{"uuuu", ""}, // step 7 was not read
 	} {
 		col := g.Cols[i]
 		if got := decode(col, 4); got != c.cells || col.Roles != c.roles {

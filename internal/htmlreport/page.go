@@ -107,6 +107,7 @@ var legend = []legendItem{
 	{string(rune(cellOverflow)), "overflow flag", "overflow"},
 	{string(rune(cellDamaged)), "damaged", "damaged"},
 	{string(rune(cellNotDumped)), "not dumped", "notdumped"},
+	{string(rune(cellChecked)), "read until the anomaly showed again", "checked"},
 	{string(rune(cellNotScanned)), "not read", "notscanned"},
 }
 

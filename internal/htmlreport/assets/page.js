@@ -26,9 +26,9 @@
 
   // Cell states (grid.go) in order of severity: a row of several ranks shows
   // its worst.
-  var STATES = 'nijodxuc';
-  var COLORS = { n: '#d43f3a', i: '#f0a02a', j: '#f0a02a', o: '#b35c1e', d: '#7a4bb0', x: '#f3f4f6', u: '#c5cad3', c: '#cfe7d4' };
-  var NAMES = { n: 'NaN', i: '+Inf', j: '-Inf', o: 'overflow flag', d: 'damaged', x: 'not dumped', u: 'not read', c: 'clean' };
+  var STATES = 'nijokdxuc';
+  var COLORS = { n: '#d43f3a', i: '#f0a02a', j: '#f0a02a', o: '#b35c1e', k: '#eba7a4', d: '#7a4bb0', x: '#f3f4f6', u: '#c5cad3', c: '#cfe7d4' };
+  var NAMES = { n: 'NaN', i: '+Inf', j: '-Inf', o: 'overflow flag', k: 'read until the anomaly showed again', d: 'damaged', x: 'not dumped', u: 'not read', c: 'clean' };
   var ROLES = { s: 'born there', r: 'received', h: 'came in unrecorded', f: 'flagged', w: 'seen' };
   var STATUS = { clean: 'clean', anomaly: 'the anomaly', recovered: 'did not last', checked: 'read only until the anomaly showed again', not_scanned: 'not read' };
 
@@ -280,7 +280,7 @@
       grid: { left: left, right: right, top: top, bottom: bottom, containLabel: false },
       tooltip: { trigger: 'item', confine: true, formatter: tooltip, borderColor: '#dde1e7', textStyle: { fontSize: 12, color: '#1c2330' }, extraCssText: 'box-shadow:0 2px 8px rgba(0,0,0,.12);max-width:420px;white-space:normal;' },
       xAxis: [{
-        type: 'category', position: 'top', data: grid.cols.map(function (c) { return c.label; }),
+        type: 'category', position: 'top', data: grid.cols.map(function (c) { return c.label; }), triggerEvent: true,
         axisTick: { show: false }, axisLine: { show: false }, splitLine: { show: false },
         axisLabel: {
           interval: function (i) { return labelled[i]; },
@@ -362,21 +362,30 @@
   }
 
   function showCell(ci, ri) {
-    var col = grid.cols[ci], row = rows[ri];
-    if (!col || !row) { return; }
+    var row = rows[ri];
+    if (row) { showRanks(ci, [row], row.label); }
+  }
+
+  // the ranks of the given rows in one column: their first anomalous calls
+  // at its step, and the others by state
+  function showRanks(ci, rs, label) {
+    var col = grid.cols[ci];
+    if (!col || !rs.length) { return; }
     var first = firstAt[col.step] || {};
     var list = [];
     var quiet = {};
-    for (var i = row.start; i < row.end; i++) {
-      var c = cellAt(col, i), rank = grid.ranks[i];
-      var a = first[rank];
-      if (STATES.indexOf(c) < 4 || a) {
-        list.push({ rank: rank, state: c, role: roleAt(col, i), a: a });
-      } else {
-        (quiet[c] = quiet[c] || []).push(rank);
+    rs.forEach(function (row) {
+      for (var i = row.start; i < row.end; i++) {
+        var c = cellAt(col, i), rank = grid.ranks[i];
+        var a = first[rank];
+        if (STATES.indexOf(c) < 4 || a) {
+          list.push({ rank: rank, state: c, role: roleAt(col, i), a: a });
+        } else {
+          (quiet[c] = quiet[c] || []).push(rank);
+        }
       }
-    }
-    var html = '<h4>' + esc(colTitle(col)) + ' — ' + esc(row.label) + '</h4>';
+    });
+    var html = '<h4>' + esc(colTitle(col)) + ' — ' + esc(label) + '</h4>';
     if (list.length) {
       html += '<table class="detail-table"><thead><tr><th>rank</th><th>in this column</th><th>first anomalous call at step ' + col.step +
         '</th><th class="num">#</th><th>stage</th><th>kind</th><th>role</th><th>via</th></tr></thead><tbody>';
@@ -409,23 +418,28 @@
     });
     var el = document.getElementById('nh-hops');
     if (parts.length && el) {
+      // the legend of the numbered columns names each call in full
       var step = grid.cols.filter(function (c) { return c.origin; })[0].step;
       el.innerHTML = 'Inside step ' + step + ', after its birth: ' + parts.join(' ');
       el.hidden = false;
     }
   }
 
-  // the cell that first shows the origin: the birth column, first source row
+  // the birth: the first column of the origin step and every row that
+  // holds a source rank (all of them in a tie)
   function originCell() {
     for (var ci = 0; ci < grid.cols.length; ci++) {
       var col = grid.cols[ci];
       if (!col.origin) { continue; }
-      for (var ri = 0; ri < rows.length; ri++) {
-        for (var i = rows[ri].start; i < rows[ri].end; i++) {
-          if (roleAt(col, i) === 's') { return [ci, ri]; }
+      var rs = [], ranks = [];
+      rows.forEach(function (row) {
+        var has = false;
+        for (var i = row.start; i < row.end; i++) {
+          if (roleAt(col, i) === 's') { has = true; ranks.push(grid.ranks[i]); }
         }
-      }
-      return null;
+        if (has) { rs.push(row); }
+      });
+      return rs.length ? { col: ci, rows: rs, label: (ranks.length === 1 ? 'rank ' : 'source ranks ') + formatRanges(ranks) } : null;
     }
     return null;
   }
@@ -481,9 +495,16 @@
     chart.on('click', function (p) {
       if (p.seriesId === 'cells' && p.value) { showCell(p.value[0], p.value[1]); }
     });
+    // a column label cut to fit says its whole name on hover
+    chart.on('mouseover', function (p) {
+      if (p.componentType === 'xAxis' && colByLabel[p.value]) { chartEl.title = colTitle(colByLabel[p.value]); }
+    });
+    chart.on('mouseout', function (p) {
+      if (p.componentType === 'xAxis') { chartEl.title = ''; }
+    });
     window.addEventListener('resize', function () { chart.resize(); });
     var oc = originCell();
-    if (oc) { showCell(oc[0], oc[1]); }
+    if (oc) { showRanks(oc.col, oc.rows, oc.label); }
     setStatus('chart-pixels', paintedPixels());
     setStatus('rendered', 'ok');
   }
