@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/nanhunt/nanhunt/internal/safeio"
@@ -122,7 +123,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 		return a.Line < b.Line
 	})
 	if r.FilesRead == 0 {
-		return nil, fmt.Errorf("no readable monitor csv in %s", dir)
+		return nil, fmt.Errorf("no readable monitor csv in %s%s", dir, why(r.Warnings))
 	}
 	r.ranks = states
 	r.findings = analyze(ctx, r, opt)
@@ -130,6 +131,27 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// shownWhy is how many warnings the error of an unreadable folder lists.
+const shownWhy = 3
+
+// why lists the first warnings, for the error of a folder where no file
+// could be read: "; actv_0-1.csv: cannot open: ...".
+func why(ws []Warning) string {
+	var b strings.Builder
+	for i, w := range ws {
+		if i == shownWhy {
+			fmt.Fprintf(&b, "; and %d more", len(ws)-shownWhy)
+			break
+		}
+		b.WriteString("; " + w.File)
+		if w.Line > 0 {
+			fmt.Fprintf(&b, ": line %d", w.Line)
+		}
+		b.WriteString(": " + w.Message)
+	}
+	return b.String()
 }
 
 // Findings returns the analysis made by Read.
