@@ -509,17 +509,43 @@ func (b *builder) judge() {
 	if r.step > 0 && len(b.m.scanned) > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
 		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
 	}
-	if c := b.v.Carrier; c != nil {
-		for _, rank := range r.ranks {
-			if cl := r.locals[rank]; cl.role == roleReceived && r.scans[rank].collOf(cl.first).named {
-				o.Reasons = append(o.Reasons, "the collectives record \"group\": null (msprobe older than 2024-11): they were paired by entry name")
-				break
-			}
-		}
+	if c := b.v.Carrier; c != nil && namedPairingUnsure(r, c) {
+		o.Reasons = append(o.Reasons, "the collectives record \"group\": null (msprobe older than 2024-11) and were paired by entry name, but not every rank of the step made the carrier's call: calls of different groups may have been joined")
 	}
 	if s := r.scans[b.p.main]; s.tensors > 0 && s.statless*2 >= s.entries {
 		lower(2, "most calls of the origin rank have no Max/Min statistics")
 	}
 	o.Confidence = [...]string{"low", "low", "medium", "high"}[level]
 	v.NextSteps = b.advice()
+}
+
+// namedPairingUnsure reports whether the carrier was paired by entry name
+// ("group": null) where that could join calls of different process groups:
+// entry counters restart every step on every rank, so the k-th call of an
+// API is the same call everywhere only when every rank makes it. When
+// senders and receivers together are every rank of the step, it is.
+func namedPairingUnsure(r *stepResult, c *verdict.Hop) bool {
+	named := false
+	for _, rank := range r.ranks {
+		if cl := r.locals[rank]; cl.role == roleReceived && r.scans[rank].collOf(cl.first).named {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return false
+	}
+	in := map[int]bool{}
+	for _, x := range c.FromRanks {
+		in[x] = true
+	}
+	for _, x := range c.ToRanks {
+		in[x] = true
+	}
+	for _, rank := range r.ranks {
+		if !in[rank] {
+			return true
+		}
+	}
+	return false
 }

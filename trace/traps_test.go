@@ -496,3 +496,36 @@ func indentLikeMsprobe(t *testing.T, doc string) string {
 		}
 	}
 }
+
+// With "group": null, collectives pair by entry name. That is only worth
+// a word when some rank of the step did not make the carrier's call: then
+// the k-th call of two ranks may belong to different groups.
+func TestTrapNamedPairingNote(t *testing.T) {
+	const note = "paired by entry name"
+	src := []string{"Torch.sqrt.0.forward in=1 out=nan", "Distributed.all_reduce.0.forward in=nan kw:group=null out=nan"}
+	recv := []string{"Torch.sqrt.0.forward in=1 out=1", "Distributed.all_reduce.0.forward in=1 kw:group=null out=nan"}
+	apart := []string{"Torch.sqrt.0.forward in=1 out=1", "Tensor.add.0.forward in=1 out=1"}
+	tests := []struct {
+		name  string
+		ranks map[int][]string
+		note  bool
+	}{
+		{"every rank made the call", map[int][]string{0: src, 1: recv, 2: recv, 3: recv}, false},
+		{"ranks 2 and 3 did not", map[int][]string{0: src, 1: recv, 2: apart, 3: apart}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := trace1(t, writeRun(t, 0, tt.ranks))
+			if v.Origin == nil || v.Origin.Op != "Torch.sqrt.0.forward" || v.Carrier == nil {
+				t.Fatalf("origin %+v carrier %+v", v.Origin, v.Carrier)
+			}
+			has := false
+			for _, r := range v.Origin.Reasons {
+				has = has || strings.Contains(r, note)
+			}
+			if has != tt.note {
+				t.Errorf("note %v, want %v: %q", has, tt.note, v.Origin.Reasons)
+			}
+		})
+	}
+}
