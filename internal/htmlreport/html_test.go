@@ -157,10 +157,17 @@ func TestHTMLCleanVerdict(t *testing.T) {
 func TestHTMLUncapturedOrigin(t *testing.T) {
 	v := readVerdict(t, "verdict_optimizer-nan-fused.json")
 	page := render(t, v, Options{})
-	for _, want := range []string{"was made by the update at the end of step 2", "reads weights that already held it when step 3 began"} {
+	for _, want := range []string{"was made by the update at the end of step 2", "reads weights that already held it when step 3 began",
+		// the stage fact says where it was made and where it was first seen
+		"made by the update at the end of step 2, first seen in " + v.Origin.Op,
+		// plain words, not the JSON field
+		"origin in the dump"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	if strings.Contains(page, ">captured<") {
+		t.Errorf("the page calls the origin \"captured\"")
 	}
 }
 

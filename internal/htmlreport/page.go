@@ -193,15 +193,19 @@ func facts(v *verdict.Verdict) []fact {
 		note = "they sent it, but their dumps were not read"
 	}
 	out = append(out, fact{Label: plural(len(o.Ranks), "rank", "ranks"), Value: dump.FormatRanges(o.Ranks), Note: note, Span: 1})
-	out = append(out, fact{Label: "stage", Value: o.Stage, Span: 1})
+	stage := fact{Label: "stage", Value: o.Stage, Span: 1}
+	if report.MadeByUpdate(o) {
+		stage.Note = fmt.Sprintf("made by the update at the end of step %d, first seen in %s", o.Step-1, o.Op)
+	}
+	out = append(out, stage)
 	kind := fact{Label: "kind", Value: o.Kind, Span: 1}
 	if v.FirstNaN != nil {
 		kind.Note = "then nan at " + v.FirstNaN.Op
 	}
 	out = append(out, kind)
-	captured := fact{Label: "captured", Value: fmt.Sprint(o.Captured), Span: 1}
+	captured := fact{Label: "origin in the dump", Value: "yes", Span: 1}
 	if !o.Captured {
-		captured.Note = "the call that made it is not in the dump"
+		captured.Value, captured.Note = "no", "the call that made it is not in the dump"
 	}
 	out = append(out, captured)
 	out = append(out, fact{Label: "confidence", Value: o.Confidence, Span: 1})

@@ -89,10 +89,10 @@ func phaseWord(stage, phase string) string {
 	return stage
 }
 
-// madeByUpdate reports an origin that the update at the end of the
+// MadeByUpdate reports an origin that the update at the end of the
 // previous step made: not captured, in the optimizer, first seen in a
 // later call.
-func madeByUpdate(o *verdict.Origin) bool {
+func MadeByUpdate(o *verdict.Origin) bool {
 	return !o.Captured && !o.Unread && o.Stage == "optimizer" && o.Step > 0
 }
 
@@ -102,7 +102,7 @@ func (p *printer) headline(v *verdict.Verdict) {
 	case o.Captured:
 		p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
 			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
-	case madeByUpdate(o):
+	case MadeByUpdate(o):
 		p.f("nanhunt: the first %s was made by the update at the end of step %d, and is first seen at step %d on %s, in %s (confidence %s).\n\n",
 			kindWord(o.Kind), o.Step-1, o.Step, rankWord(o.Ranks), o.Op, o.Confidence)
 	default:
@@ -116,7 +116,7 @@ func (p *printer) headline(v *verdict.Verdict) {
 		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
 	case o.Unread:
 		p.f("  The ranks that sent it (%s) were not read; %s is where it arrived.\n", rankWord(o.Ranks), o.Op)
-	case madeByUpdate(o):
+	case MadeByUpdate(o):
 		p.f("  %s reads weights that already held it when step %d began; the update that wrote them is not in the dump.\n", o.Op, o.Step)
 	case !o.Captured:
 		p.f("  The call that made it is not in the dump: %s is the first call that shows it, and it already\n  had it in its inputs.\n", o.Op)
@@ -153,7 +153,7 @@ func (p *printer) origin(v *verdict.Verdict) {
 	p.f("  %-12s %s\n", "rank", strings.TrimPrefix(strings.TrimPrefix(rankWord(o.Ranks), "ranks "), "rank "))
 	p.f("  %-12s %s\n", "op", o.Op)
 	stage := phaseWord(o.Stage, o.Phase)
-	if madeByUpdate(o) {
+	if MadeByUpdate(o) {
 		stage = fmt.Sprintf("optimizer: the update at the end of step %d (first seen in %s)", o.Step-1, o.Op)
 	}
 	p.f("  %-12s %s\n", "stage", stage)
