@@ -86,8 +86,8 @@ func (b *builder) advice() []string {
 			break
 		}
 		out = append(out, fmt.Sprintf(
-			"Reproduce it alone: dump the real tensors of step %d, %s (msprobe task \"tensor\", \"list\": [%q]; nanhunt plan writes the config), then nanhunt repro re-runs %s on the saved inputs.",
-			o.Step, rankList(o.Ranks), n.Op(), n.Op()))
+			"Reproduce it alone: once a dump made with the plan below holds the tensors of step %d, `nanhunt repro NEW_DUMP -o case && python3 case/repro.py` re-runs %s on them.",
+			o.Step, n.Op()))
 		if n.Dir == dump.Backward {
 			out = append(out, fmt.Sprintf("It happened in the backward of %s: look at its gradient formula at the inputs of the forward call %s.", n.Op(), n.ForwardName()))
 		}

@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"internal/realruns":   {},
 	"internal/layering":   {},
 	"internal/safeio":     {},
+	"internal/robustness": {},
 	"internal/outguard":   {},
 	"dump":                {"internal/jsonlex", "nonfinite"},
 	"policy":              {"dump", "internal/safeio", "nonfinite"},

@@ -24,7 +24,52 @@ func (p *printer) evidenceHeadline(v *verdict.Verdict) {
 		p.f("nanhunt: no NaN or Inf in the %s.\n\n", sources(e))
 		return
 	}
-	p.f("nanhunt: the %s %s a non-finite value; without a dump the op and the rank that made it are unknown.\n\n", sources(e), verb)
+	p.f("nanhunt: %s.\n\n", evidenceAnswer(e, verb))
+}
+
+// evidenceAnswer is the first line of a verdict without a dump: what was
+// seen, at which step and iteration, on which ranks, as far as the log and
+// the monitor tell.
+func evidenceAnswer(e *verdict.Evidence, verb string) string {
+	what, step, iteration, where := "a non-finite value", (*int)(nil), (*int)(nil), ""
+	if l := e.Log; l != nil && l.FirstNaNStep != nil {
+		what = withArticle(kindWord(l.Kind) + " " + strings.ReplaceAll(l.FirstNaNMetric, "_", " "))
+		step, iteration = l.FirstNaNStep, l.FirstNaNIteration
+		if len(l.Ranks) > 0 && len(l.Ranks) < len(l.LoggedRanks) {
+			where = " on " + rankWord(l.Ranks)
+		}
+	}
+	if m := e.Monitor; m != nil && m.Step != nil && (step == nil || *m.Step <= *step) {
+		// the monitor sees inside the step: its first sign is the earlier one
+		if step == nil || *m.Step < *step {
+			what, iteration = "a non-finite value", nil
+		}
+		step = m.Step
+		if m.Module != "" {
+			what = fmt.Sprintf("a non-finite value in %s", m.Module)
+			if m.Tensor != "" {
+				what += " (" + m.Tensor + ")"
+			}
+		}
+		if len(m.Ranks) > 0 {
+			where = " on " + rankWord(m.Ranks)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the %s %s %s", sources(e), verb, what)
+	switch {
+	case step != nil && iteration != nil && *iteration != *step:
+		fmt.Fprintf(&b, " first at iteration %d (dump step %d)", *iteration, *step)
+	case step != nil:
+		fmt.Fprintf(&b, " first at step %d", *step)
+	}
+	b.WriteString(where)
+	if where != "" {
+		b.WriteString("; without a dump the op that made it is unknown")
+	} else {
+		b.WriteString("; without a dump the op and the rank that made it are unknown")
+	}
+	return b.String()
 }
 
 func sources(e *verdict.Evidence) string {
@@ -139,4 +184,14 @@ func Plan(w io.Writer, v *verdict.Verdict) error {
 	p := &printer{w: w}
 	p.plan(v, true)
 	return p.err
+}
+
+func withArticle(s string) string {
+	switch {
+	case strings.HasPrefix(s, "a ") || strings.HasPrefix(s, "an "):
+		return s
+	case strings.HasPrefix(s, "Inf") || strings.HasPrefix(s, "-Inf") || strings.HasPrefix(s, "inf"):
+		return "an " + s
+	}
+	return "a " + s
 }

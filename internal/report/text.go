@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
@@ -184,8 +185,7 @@ func (p *printer) origin(v *verdict.Verdict) {
 	if len(o.Chain) > 0 {
 		p.f("  %-12s %s\n", "module", strings.Join(o.Chain, "\n               > "))
 	}
-	p.tensors("inputs", o.Inputs)
-	p.tensors("outputs", o.Outputs)
+	p.tensors(o.Inputs, o.Outputs)
 	if iv := o.Interval; iv != nil {
 		p.f("  %-12s ", "between")
 		if iv.After != nil {
@@ -227,22 +227,36 @@ func clean(v *verdict.Verdict) string {
 	return strings.Join(parts, "; ")
 }
 
-func (p *printer) tensors(label string, ts []verdict.TensorStat) {
-	for i, t := range ts {
-		if i == 8 {
-			p.f("  %-12s ... %d more\n", "", len(ts)-i)
-			break
+// tensors prints the statistics of the origin's inputs and outputs as one
+// table, its columns as wide as their cells, under the labels of the
+// origin's other lines.
+func (p *printer) tensors(ins, outs []verdict.TensorStat) {
+	var c textTable
+	var labels []string
+	for _, side := range []struct {
+		label string
+		ts    []verdict.TensorStat
+	}{{"inputs", ins}, {"outputs", outs}} {
+		for i, t := range side.ts {
+			label := ""
+			if i == 0 {
+				label = side.label
+			}
+			labels = append(labels, label)
+			if i == 8 {
+				c.add(fmt.Sprintf("... %d more", len(side.ts)-i))
+				break
+			}
+			shape := make([]string, len(t.Shape))
+			for j, d := range t.Shape {
+				shape[j] = fmt.Sprint(d)
+			}
+			c.add(t.Slot, strings.TrimPrefix(t.Dtype, "torch."), "["+strings.Join(shape, ",")+"]",
+				"max "+t.Max.String(), "min "+t.Min.String(), t.Holds)
 		}
-		name := ""
-		if i == 0 {
-			name = label
-		}
-		shape := make([]string, len(t.Shape))
-		for j, d := range t.Shape {
-			shape[j] = fmt.Sprint(d)
-		}
-		p.f("  %-12s %-22s %-9s %-14s max %-10s min %-10s %s\n", name, t.Slot, strings.TrimPrefix(t.Dtype, "torch."),
-			"["+strings.Join(shape, ",")+"]", t.Max, t.Min, t.Holds)
+	}
+	for i, l := range c.lines() {
+		p.f("  %s %s\n", pad(labels[i], 12), l)
 	}
 }
 
@@ -251,9 +265,10 @@ func (p *printer) spread(v *verdict.Verdict) {
 		return
 	}
 	p.f("Spread (in the order the collectives tell)\n")
+	c := textTable{indent: "  "}
 	for i, h := range v.Spread {
 		if i == 12 {
-			p.f("  ... %d more\n", len(v.Spread)-i)
+			c.add(fmt.Sprintf("... %d more", len(v.Spread)-i))
 			break
 		}
 		from := dump.FormatRanges(h.FromRanks)
@@ -264,12 +279,13 @@ func (p *printer) spread(v *verdict.Verdict) {
 		if h.Step != v.Origin.Step {
 			op = fmt.Sprintf("%s (step %d)", h.Op, h.Step)
 		}
-		p.f("  %-40s %s -> %s", op, from, dump.FormatRanges(h.ToRanks))
+		to := from + " -> " + dump.FormatRanges(h.ToRanks)
 		if len(h.Unread) > 0 {
-			p.f("   (not read: %s)", dump.FormatRanges(h.Unread))
+			to += fmt.Sprintf("   (not read: %s)", dump.FormatRanges(h.Unread))
 		}
-		p.f("\n")
+		c.add(op, to)
 	}
+	c.print(p)
 	p.f("\n")
 }
 
@@ -314,13 +330,15 @@ func (p *printer) candidates(v *verdict.Verdict) {
 		g.ranks = append(g.ranks, c.Rank)
 	}
 	p.f("Ranks at step %d\n", v.Origin.Step)
+	c := textTable{indent: "  "}
 	for i, g := range groups {
 		if i == 16 {
-			p.f("  ... %d more (see --format json)\n", len(groups)-i)
+			c.add(fmt.Sprintf("... %d more (see --format json)", len(groups)-i))
 			break
 		}
-		p.f("  %-14s %-42s %-9s %-4s %s\n", rankWord(g.ranks), g.c.Op, g.c.Stage, g.c.Kind, g.c.Role)
+		c.add(rankWord(g.ranks), g.c.Op, g.c.Stage, g.c.Kind, g.c.Role)
 	}
+	c.print(p)
 	p.f("\n")
 }
 
@@ -329,14 +347,15 @@ func (p *printer) suppressed(v *verdict.Verdict) {
 		return
 	}
 	p.f("Not counted as origins\n")
+	c := textTable{indent: "  "}
 	for i, s := range v.Suppressed {
 		if i == 10 {
-			p.f("  ... %d more (see --format json)\n", len(v.Suppressed)-i)
+			c.add(fmt.Sprintf("... %d more (see --format json)", len(v.Suppressed)-i))
 			break
 		}
-		p.f("  %-30s %-9s x%-6d %-12s %-14s %s\n", s.Op, s.Values, s.Count,
-			stepsWord(s.Steps), rankWord(s.Ranks), s.Reason)
+		c.add(s.Op, s.Values, fmt.Sprintf("x%d", s.Count), stepsWord(s.Steps), rankWord(s.Ranks), s.Reason)
 	}
+	c.print(p)
 	p.f("\n")
 }
 
@@ -392,11 +411,21 @@ func (p *printer) recovered(v *verdict.Verdict) {
 		return
 	}
 	p.f("Did not last (the next step was clean again; --strict counts them)\n")
+	c := textTable{indent: "  "}
 	for _, r := range v.Recovered {
-		p.f("  step %-5d %-14s %-42s %-9s %s\n", r.Step, rankWord(r.Ranks), r.Op, r.Stage, r.Kind)
+		c.add(fmt.Sprintf("step %d", r.Step), rankWord(r.Ranks), r.Op, r.Stage, r.Kind)
 	}
+	c.print(p)
 	p.f("\n")
 }
 
 // Size writes a byte count for people: "3.7 MiB".
 func Size(n int64) string { return safeio.Size(n) }
+
+// pad right-pads s with spaces to n characters.
+func pad(s string, n int) string {
+	if k := utf8.RuneCountInString(s); k < n {
+		return s + strings.Repeat(" ", n-k)
+	}
+	return s
+}

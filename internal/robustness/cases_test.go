@@ -291,6 +291,144 @@ func cases() []adversarialCase {
 			},
 			exit: exitAnomaly, message: `Module\.layer\.Linear\.forward\.0`, maxTime: 30 * time.Second, maxRSSMiB: 64,
 		},
+		// Writes over an input
+		{
+			class: "writes", name: "out-hard-link-to-dump",
+			input:  "-o names a hard link to a rank's dump.json",
+			answer: "refused: the output is an input",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				link := filepath.Join(out, "verdict.json")
+				if err := os.Link(filepath.Join(rank(in, 0), "dump.json"), link); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"trace", in, "-o", link}
+			},
+			exit: exitError, message: `same file as`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "writes", name: "out-is-log",
+			input:  "-o names the --log file",
+			answer: "refused: the output is an input",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				log := filepath.Join(in, "train.log")
+				writeFile(t, log, "iteration 1 | lm loss: 2.5 | grad norm: 1.0\n")
+				return []string{"trace", in, "--log", log, "-o", log}
+			},
+			exit: exitError, message: `train\.log`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "writes", name: "out-is-rules",
+			input:  "--html names the --rules file",
+			answer: "refused: the output is an input",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				rules := filepath.Join(in, "rules.json")
+				writeFile(t, rules, `[{"op": "Torch.sqrt", "side": "output", "values": "nan", "reason": "test"}]`)
+				return []string{"trace", in, "--rules", rules, "--html", rules}
+			},
+			exit: exitError, message: `rules\.json`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "writes", name: "out-is-verdict",
+			input:  "plan --verdict V -o V",
+			answer: "refused: the output is an input",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				v := filepath.Join(in, "verdict.json")
+				writeFile(t, v, `{"schema": "nanhunt/verdict/v1", "anomaly": false}`)
+				return []string{"plan", "--verdict", v, "-o", v}
+			},
+			exit: exitError, message: `verdict\.json`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "writes", name: "two-outputs-one-file",
+			input:  "-o F --html F",
+			answer: "refused: one output would clobber the other",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				f := filepath.Join(out, "report")
+				return []string{"trace", in, "-o", f, "--html", f}
+			},
+			exit: exitError, message: `report`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "writes", name: "out-inside-dump-root",
+			input:  "a rank folder is given and -o points into the step folder above it",
+			answer: "refused: the dump root is found upward",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return []string{"trace", rank(in, 0), "-o", filepath.Join(in, "step0", "verdict.json")}
+			},
+			exit: exitError, message: `inside`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		// Command line
+		{
+			class: "command line", name: "no-arguments",
+			input:  "nanhunt with no arguments",
+			answer: "the usage on stderr, exit 2",
+			setup:  func(t *testing.T, in, out string) []string { return []string{} },
+			exit:   exitError, message: `Usage:`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "command line", name: "jobs-zero",
+			input:  "--jobs 0 and --jobs -5",
+			answer: "refused before anything is read",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return []string{"trace", in, "--jobs", "-5"}
+			},
+			exit: exitError, message: `--jobs`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "command line", name: "steps-empty-item",
+			input:  "--steps 1,,2",
+			answer: "refused before anything is read",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return []string{"trace", in, "--steps", "1,,2"}
+			},
+			exit: exitError, message: `--steps`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "command line", name: "flag-typo",
+			input:  "--stpes 0",
+			answer: "refused, with the flag it may be a typo of",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return []string{"trace", in, "--stpes", "0"}
+			},
+			exit: exitError, message: `did you mean --steps`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "command line", name: "json-error-object",
+			input:  "--format json on a dump whose only file is cut before its first entry",
+			answer: "a JSON object with the error, its file and offset, on stdout; exit 2",
+			setup: func(t *testing.T, in, out string) []string {
+				dir := filepath.Join(in, "step0", "rank0")
+				writeFile(t, filepath.Join(dir, "dump.json"), `{"task": "statistics", "data": {"Torch.sqrt.0.forward": {"input_args": [`)
+				return []string{"trace", dir, "--format", "json"}
+			},
+			exit: exitError, message: `"error"`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, s string) {
+				var got struct {
+					Schema  string `json:"schema"`
+					Anomaly *bool  `json:"anomaly"`
+					Error   struct {
+						Message string `json:"message"`
+						File    string `json:"file"`
+						Offset  *int64 `json:"offset"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(s), &got); err != nil {
+					t.Fatalf("stdout is no JSON object: %v\n%s", err, s)
+				}
+				if got.Schema == "" || got.Anomaly != nil || got.Error.Message == "" || !strings.HasSuffix(got.Error.File, "dump.json") || got.Error.Offset == nil {
+					t.Errorf("error object %+v", got)
+				}
+			},
+		},
 		// Saying what it cannot tell
 		{
 			class: "cannot tell", name: "odd-step-folders",
