@@ -82,7 +82,7 @@ func within(path, dir string) (bool, error) {
 	}
 	rel, err := filepath.Rel(ad, ap)
 	if err != nil {
-		return false, nil
+		return false, err // refused by the caller: it cannot be placed
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))), nil
 }
