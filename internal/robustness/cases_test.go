@@ -253,7 +253,7 @@ func cases() []adversarialCase {
 		},
 		{
 			class: "memory", name: "origin-many-tensors",
-			input:  "the origin entry holds 500,000 tensors",
+			input:  "the origin entry holds 500,000 tensors (5,000,000 in the full run)",
 			answer: "the verdict, with memory that does not follow the tensor count",
 			setup: func(t *testing.T, in, out string) []string {
 				writeDump(t, in, dumpSpec{originInputs: size(500_000, 5_000_000)})
@@ -273,7 +273,7 @@ func cases() []adversarialCase {
 		},
 		{
 			class: "memory", name: "stack-huge",
-			input:  "stack.json of 300 MB (561 MB in the full run)",
+			input:  "stack.json of 270 MB (500 MB in the full run)",
 			answer: "read streaming, keeping only the frames the verdict names",
 			setup: func(t *testing.T, in, out string) []string {
 				writeDump(t, in, dumpSpec{stackPad: size(1_500_000, 2_800_000)})
@@ -283,7 +283,7 @@ func cases() []adversarialCase {
 		},
 		{
 			class: "memory", name: "construct-huge",
-			input:  "construct.json of 300 MB (561 MB in the full run)",
+			input:  "construct.json of 215 MB (400 MB in the full run)",
 			answer: "read streaming, keeping only the parents the verdict names",
 			setup: func(t *testing.T, in, out string) []string {
 				writeDump(t, in, dumpSpec{constructPad: size(3_500_000, 6_500_000)})
