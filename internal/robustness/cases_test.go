@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,6 +251,26 @@ func cases() []adversarialCase {
 				return []string{"report", p}
 			},
 			exit: exitError, message: `larger than`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+		},
+		{
+			class: "memory", name: "report-big-verdict",
+			input:  "report reads a 7 MB saved verdict (60,000 warnings; a run of 1,024 ranks writes about 1 MB)",
+			answer: "the summary, in bounded memory (verdicts are capped at 8 MiB)",
+			setup: func(t *testing.T, in, out string) []string {
+				var b strings.Builder
+				b.WriteString(`{"schema": "nanhunt/verdict/v1", "anomaly": false, "warnings": [`)
+				for i := 0; i < 60_000; i++ {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, `{"file": "/x/step0/rank%d/dump.json", "message": "damaged: offset 1234: file ends early; a crash during the write leaves this"}`, i)
+				}
+				b.WriteString("]}")
+				p := filepath.Join(in, "verdict.json")
+				writeFile(t, p, b.String())
+				return []string{"report", p}
+			},
+			exit: exitClean, message: `Warnings:\*\* 60000`, maxTime: 10 * time.Second, maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "origin-many-tensors",
