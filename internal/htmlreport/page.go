@@ -235,7 +235,11 @@ func groupCandidates(cs []verdict.Candidate) []candGroup {
 	var order []key
 	byKey := map[key][]verdict.Candidate{}
 	for _, c := range cs {
-		k := key{c.Step, c.Op, c.Stage, c.Kind, c.Role}
+		stage := c.Stage
+		if c.Phase != "" {
+			stage = c.Phase // the stage in the words of the origin and the timeline
+		}
+		k := key{c.Step, c.Op, stage, c.Kind, c.Role}
 		if _, ok := byKey[k]; !ok {
 			order = append(order, k)
 		}

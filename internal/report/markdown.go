@@ -189,9 +189,26 @@ func knownOps(v *verdict.Verdict) []string {
 	return ops
 }
 
-// inline escapes text for Markdown and writes the verdict's entry names as
-// code (Tensor.__mul__ would otherwise turn bold).
+// inline escapes text for Markdown and writes the verdict's entry names,
+// and what the text quotes in backticks (a command), as code
+// (Tensor.__mul__ would otherwise turn bold).
 func (m *mdWriter) inline(s string) string {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // an unpaired backtick: no code spans
+		return m.inlineOps(s)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString(code(p))
+		} else {
+			b.WriteString(m.inlineOps(p))
+		}
+	}
+	return b.String()
+}
+
+func (m *mdWriter) inlineOps(s string) string {
 	var b strings.Builder
 	for s != "" {
 		at, op := -1, ""
@@ -290,7 +307,7 @@ func (m *mdWriter) recovered(v *verdict.Verdict) {
 
 // mdCell is one rank at one step, as the table writes it.
 type mdCell struct {
-	sym    string // "·", "NaN", "+Inf", "-Inf", "overflow", "–", "?", "✗"
+	sym    string // "·", "NaN", "+Inf", "-Inf", "overflow", "–", "…", "?", "✗"
 	source bool
 }
 
@@ -299,6 +316,7 @@ const (
 	symClean      = "·"
 	symNotDumped  = "–"
 	symNotScanned = "?"
+	symChecked    = "…" // read only until the anomaly showed that it lasts
 	symDamaged    = "✗"
 )
 
@@ -355,7 +373,9 @@ func columns(v *verdict.Verdict) (ranks []int, cols []stepColumn) {
 			switch {
 			case !present[i][r]:
 				cells[j].sym = symNotDumped
-			case s.Status == "not_scanned" || s.Status == "checked":
+			case s.Status == "checked":
+				cells[j].sym = symChecked
+			case s.Status == "not_scanned":
 				cells[j].sym = symNotScanned
 			default:
 				cells[j].sym = symClean
@@ -395,7 +415,7 @@ func (m *mdWriter) table(v *verdict.Verdict) {
 	}
 	if len(ranks) <= mdMaxRanks && len(cols) <= mdMaxCols {
 		m.matrix(ranks, cols)
-		m.f("<sub>· clean, NaN / ±Inf first seen there (**bold**: born there), – not dumped, ? not read, ✗ damaged</sub>\n\n")
+		m.f("<sub>· clean, NaN / ±Inf first seen there (**bold**: born there), – not dumped, … read until the anomaly showed again, ? not read, ✗ damaged</sub>\n\n")
 	} else {
 		m.ranges(ranks, cols)
 		m.f("<sub>the ranks in each state at each step: NaN / ±Inf first seen there (**bold**: born there)</sub>\n\n")
@@ -441,8 +461,9 @@ func (m *mdWriter) matrix(ranks []int, cols []stepColumn) {
 
 // ranges writes steps down, and for each the ranks in each state.
 func (m *mdWriter) ranges(ranks []int, cols []stepColumn) {
-	syms := []string{symClean, "NaN", "+Inf", "-Inf", "overflow", symDamaged, symNotDumped, symNotScanned}
-	names := map[string]string{symClean: "clean", symDamaged: "damaged", symNotDumped: "not dumped", symNotScanned: "not read"}
+	syms := []string{symClean, "NaN", "+Inf", "-Inf", "overflow", symDamaged, symNotDumped, symChecked, symNotScanned}
+	names := map[string]string{symClean: "clean", symDamaged: "damaged", symNotDumped: "not dumped",
+		symChecked: "read until the anomaly showed again", symNotScanned: "not read"}
 	used := map[string]bool{}
 	for _, c := range cols {
 		for _, cell := range c.cells {

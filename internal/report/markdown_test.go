@@ -139,3 +139,36 @@ func TestMarkdownManyRanksAggregates(t *testing.T) {
 		t.Errorf("summary of %d lines; want a compact one", n)
 	}
 }
+
+// Commands in backticks stay code; entry names become code; the rest is
+// escaped.
+func TestMarkdownInline(t *testing.T) {
+	m := &mdWriter{ops: []string{"Tensor.__mul__.0.forward"}}
+	tests := []struct{ in, want string }{
+		{"run `nanhunt repro NEW_DUMP -o case` now", "run `nanhunt repro NEW_DUMP -o case` now"},
+		{"Tensor.__mul__.0.forward made it", "`Tensor.__mul__.0.forward` made it"},
+		{"a_b and `x_y` and Tensor.__mul__.0.forward", "a\\_b and `x_y` and `Tensor.__mul__.0.forward`"},
+		{"one ` backtick_", "one \\` backtick\\_"},
+	}
+	for _, tt := range tests {
+		if got := m.inline(tt.in); got != tt.want {
+			t.Errorf("inline(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The step after the origin, read until the anomaly showed again, is not
+// written as unread.
+func TestMarkdownCheckedStep(t *testing.T) {
+	v := readVerdict(t, "testdata/markdown_bwd-sqrt-zero-L1.json")
+	var b strings.Builder
+	if err := Markdown(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	row := out[strings.Index(out, "| 0 |"):]
+	row = row[:strings.Index(row, "\n")]
+	if !strings.HasSuffix(row, "| "+symChecked+" | ? |") {
+		t.Errorf("rank 0's row %q: want the checked step as %s and the unread one as ?", row, symChecked)
+	}
+}

@@ -320,7 +320,7 @@ func (p *printer) candidates(v *verdict.Verdict) {
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, c := range v.Candidates {
-		key := c.Op + "\x00" + c.Stage + "\x00" + c.Kind + "\x00" + c.Role
+		key := c.Op + "\x00" + phaseWord(c.Stage, c.Phase) + "\x00" + c.Kind + "\x00" + c.Role
 		g := byKey[key]
 		if g == nil {
 			g = &group{c: c}
@@ -336,7 +336,7 @@ func (p *printer) candidates(v *verdict.Verdict) {
 			c.add(fmt.Sprintf("... %d more (see --format json)", len(groups)-i))
 			break
 		}
-		c.add(rankWord(g.ranks), g.c.Op, g.c.Stage, g.c.Kind, g.c.Role)
+		c.add(rankWord(g.ranks), g.c.Op, phaseWord(g.c.Stage, g.c.Phase), g.c.Kind, g.c.Role)
 	}
 	c.print(p)
 	p.f("\n")
@@ -413,7 +413,7 @@ func (p *printer) recovered(v *verdict.Verdict) {
 	p.f("Did not last (the next step was clean again; --strict counts them)\n")
 	c := textTable{indent: "  "}
 	for _, r := range v.Recovered {
-		c.add(fmt.Sprintf("step %d", r.Step), rankWord(r.Ranks), r.Op, r.Stage, r.Kind)
+		c.add(fmt.Sprintf("step %d", r.Step), rankWord(r.Ranks), r.Op, phaseWord(r.Stage, r.Phase), r.Kind)
 	}
 	c.print(p)
 	p.f("\n")

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/realruns"
+	"github.com/nanhunt/nanhunt/synth"
+)
+
+// The reports of the cases whose words are easiest to get wrong, held to
+// goldens: real runs (a tie over two groups, a weight made non-finite by
+// the previous update, a custom kernel in the backward) and generated ones
+// (a tie, an optimizer-made NaN), each as text, Markdown and the page's
+// HTML without its scripts and styles. Temporary folders are written as
+// $RUN.
+
+var generated = struct {
+	sync.Mutex
+	dirs map[string]string
+}{dirs: map[string]string{}}
+
+// scenarioDir generates a synth scenario once per test process.
+func scenarioDir(t *testing.T, name string) string {
+	t.Helper()
+	generated.Lock()
+	defer generated.Unlock()
+	if d, ok := generated.dirs[name]; ok {
+		return d
+	}
+	for _, sc := range synth.Scenarios() {
+		if sc.Name == name {
+			dir, err := os.MkdirTemp("", "nanhunt-golden-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := synth.Generate(sc.Spec, dir); err != nil {
+				t.Fatal(err)
+			}
+			generated.dirs[name] = dir
+			return dir
+		}
+	}
+	t.Fatalf("no scenario %s", name)
+	return ""
+}
+
+var (
+	scriptOrStyle = regexp.MustCompile(`(?s)<(script|style)[^>]*>.*?</(script|style)>`)
+	pageData      = regexp.MustCompile(`(?s)<script type="application/json" id="nh-data">.*?</script>`)
+)
+
+// pageText is the HTML page without what the browser runs or styles with.
+func pageText(html string) string {
+	html = pageData.ReplaceAllString(html, "")
+	return scriptOrStyle.ReplaceAllString(html, "")
+}
+
+func TestReportGoldens(t *testing.T) {
+	cases := []struct {
+		name string
+		dir  func(t *testing.T) string
+	}{
+		{"realrun-tie-two-groups", func(t *testing.T) string {
+			return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1")
+		}},
+		{"realrun-weight-from-update", func(t *testing.T) string {
+			return filepath.Join(realruns.Dir(t, "pp-weight-from-update"), "L1")
+		}},
+		{"realrun-custom-bwd-kernel", func(t *testing.T) string {
+			return filepath.Join(realruns.Dir(t, "custom-bwd-kernel"), "L1")
+		}},
+		{"synth-tie", func(t *testing.T) string { return scenarioDir(t, "tie-log-negative") }},
+		{"synth-optimizer-made", func(t *testing.T) string { return scenarioDir(t, "optimizer-nan-fused") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := c.dir(t)
+			run := filepath.Dir(dir)
+			if strings.HasPrefix(filepath.Base(dir), "nanhunt-golden-") {
+				run = dir
+			}
+			clean := func(s string) string { return strings.ReplaceAll(s, run, "$RUN") }
+			for _, format := range []string{"text", "markdown"} {
+				out, errOut, code := runCLI(t, "trace", dir, "--format", format)
+				if code != exitAnomaly || errOut != "" {
+					t.Fatalf("%s: exit %d, stderr %q", format, code, errOut)
+				}
+				ext := map[string]string{"text": ".txt", "markdown": ".md"}[format]
+				golden(t, "report-"+c.name+ext, clean(out))
+			}
+			page := filepath.Join(t.TempDir(), "report.html")
+			if _, errOut, code := runCLI(t, "trace", dir, "--format", "json", "-o", filepath.Join(t.TempDir(), "v.json"), "--html", page); code != exitAnomaly {
+				t.Fatalf("html: exit %d, stderr %q", code, errOut)
+			}
+			b, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "report-"+c.name+".html", clean(pageText(string(b))))
+		})
+	}
+}
