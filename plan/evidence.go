@@ -52,6 +52,7 @@ func FromEvidence(v *verdict.Verdict, opt Options) *verdict.Plan {
 		ranks = append(ranks, l.Ranks...)
 		from = append(from, "the log")
 	}
+	firstRanks := ranklist.Unique(ranks)
 	if len(ranks) > 0 {
 		// one rank that did not show it first, to compare with
 		pool := []int{}
@@ -83,6 +84,9 @@ func FromEvidence(v *verdict.Verdict, opt Options) *verdict.Plan {
 		who = ranklist.Name(ranklist.Unique(ranks)) + " (named by " + strings.Join(from, " and ") + ", with one rank for comparison)"
 	}
 	p.Why = fmt.Sprintf("The first sign of a non-finite value is at step %d; without a dump of it the op and the rank that made it are unknown.", step)
+	if len(from) > 0 {
+		p.Why = fmt.Sprintf("The first sign of a non-finite value is at step %d on %s; without a dump of it the op that made it is unknown.", step, ranklist.Name(firstRanks))
+	}
 	p.Collect = fmt.Sprintf("statistics of every module and API call at steps %s on %s; the step before is included because its backward or update may have made the weights that step %d reads",
 		dump.FormatRanges(ranklist.Unique(steps)), who, step)
 	p.Then = []string{fmt.Sprintf("nanhunt trace %s, with the same --log and --monitor", opt.DumpPath)}

@@ -15,9 +15,9 @@ import (
 // The reports of the cases whose words are easiest to get wrong, held to
 // goldens: real runs (a tie over two groups, a weight made non-finite by
 // the previous update, a custom kernel in the backward) and generated ones
-// (a tie, an optimizer-made NaN), each as text, Markdown and the page's
-// HTML without its scripts and styles. Temporary folders are written as
-// $RUN.
+// (a tie, an optimizer-made NaN), and a training log or the monitor alone,
+// each as text, Markdown and the page's HTML without its scripts and
+// styles. Temporary folders are written as $RUN.
 
 var generated = struct {
 	sync.Mutex
@@ -64,29 +64,36 @@ func TestReportGoldens(t *testing.T) {
 	cases := []struct {
 		name string
 		dir  func(t *testing.T) string
+		args []string // instead of a dump: evidence alone
 	}{
-		{"realrun-tie-two-groups", func(t *testing.T) string {
+		{name: "log-only", args: []string{"--log", filepath.Join("..", "..", "trainlog", "testdata", "megatron-fp16.log")}},
+		{name: "monitor-only", args: []string{"--monitor", filepath.Join("..", "..", "monitor", "testdata", "v1-forward-tp"), "--tp-size", "2"}},
+		{name: "realrun-tie-two-groups", dir: func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1")
 		}},
-		{"realrun-weight-from-update", func(t *testing.T) string {
+		{name: "realrun-weight-from-update", dir: func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "pp-weight-from-update"), "L1")
 		}},
-		{"realrun-custom-bwd-kernel", func(t *testing.T) string {
+		{name: "realrun-custom-bwd-kernel", dir: func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "custom-bwd-kernel"), "L1")
 		}},
-		{"synth-tie", func(t *testing.T) string { return scenarioDir(t, "tie-log-negative") }},
-		{"synth-optimizer-made", func(t *testing.T) string { return scenarioDir(t, "optimizer-nan-fused") }},
+		{name: "synth-tie", dir: func(t *testing.T) string { return scenarioDir(t, "tie-log-negative") }},
+		{name: "synth-optimizer-made", dir: func(t *testing.T) string { return scenarioDir(t, "optimizer-nan-fused") }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := c.dir(t)
-			run := filepath.Dir(dir)
-			if strings.HasPrefix(filepath.Base(dir), "nanhunt-golden-") {
-				run = dir
+			input, clean := c.args, func(s string) string { return s }
+			if c.dir != nil {
+				dir := c.dir(t)
+				run := filepath.Dir(dir)
+				if strings.HasPrefix(filepath.Base(dir), "nanhunt-golden-") {
+					run = dir
+				}
+				input, clean = []string{dir}, func(s string) string { return strings.ReplaceAll(s, run, "$RUN") }
 			}
-			clean := func(s string) string { return strings.ReplaceAll(s, run, "$RUN") }
+			trace := func(more ...string) []string { return append(append([]string{"trace"}, input...), more...) }
 			for _, format := range []string{"text", "markdown"} {
-				out, errOut, code := runCLI(t, "trace", dir, "--format", format)
+				out, errOut, code := runCLI(t, trace("--format", format)...)
 				if code != exitAnomaly || errOut != "" {
 					t.Fatalf("%s: exit %d, stderr %q", format, code, errOut)
 				}
@@ -94,7 +101,7 @@ func TestReportGoldens(t *testing.T) {
 				golden(t, "report-"+c.name+ext, clean(out))
 			}
 			page := filepath.Join(t.TempDir(), "report.html")
-			if _, errOut, code := runCLI(t, "trace", dir, "--format", "json", "-o", filepath.Join(t.TempDir(), "v.json"), "--html", page); code != exitAnomaly {
+			if _, errOut, code := runCLI(t, trace("--format", "json", "-o", filepath.Join(t.TempDir(), "v.json"), "--html", page)...); code != exitAnomaly {
 				t.Fatalf("html: exit %d, stderr %q", code, errOut)
 			}
 			b, err := os.ReadFile(page)
