@@ -43,7 +43,8 @@ var allowed = map[string][]string{
 	"synth":               {},
 	"internal/reference":  {"internal/jsonoracle", "verdict"},
 	"cmd/nanhunt": {"dump", "evidence", "internal/export", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/report", "internal/safeio", "monitor",
-		"plan", "policy", "repro", "synth", "trace", "trainlog", "verdict"},
+		"plan", "policy", "repro", "synth", "trace", "trainlog", "verdict", "watch"},
+	"watch": {"internal/outguard", "trace", "verdict"},
 }
 
 func TestImports(t *testing.T) {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/watch"
+)
+
+// watchFlags are the flags of nanhunt watch.
+type watchFlags struct {
+	traceFlags
+	out           string
+	onAnomaly     string
+	exitOnAnomaly bool
+	state         string
+	poll, settle  time.Duration
+	idleExit      time.Duration
+	untilStep     int
+	nice          int
+}
+
+func watchCommand() *cobra.Command {
+	var f watchFlags
+	cmd := &cobra.Command{
+		Use:   "watch DUMP_PATH [--out DIR] [--on-anomaly CMD] [--exit-on-anomaly]",
+		Short: "Follow a running msprobe job and raise the alarm at the first anomaly that lasts",
+		Long: `watch follows the dump_path of a running msprobe job. Each step is analysed
+once msprobe has finished writing it (every rank's dump.json unchanged for
+--settle and whole, or that rank has begun a later step), with the rules of
+nanhunt trace; a clean step is not read again. One line is printed per step:
+clean, waiting for ranks, or the anomaly.
+
+At the first anomaly that lasts (the next dumped step is read, to tell an
+overflow the loss scaler skipped from a lasting NaN), watch prints the
+verdict, writes DIR/verdict-stepN.json and DIR/report-stepN.html (never
+inside the dump), and runs --on-anomaly with the environment
+  NANHUNT_STEP NANHUNT_RANKS NANHUNT_OP NANHUNT_KIND NANHUNT_STAGE
+  NANHUNT_VERDICT NANHUNT_HTML NANHUNT_SOURCE NANHUNT_DUMP
+A hook typically stops the job (scancel, kill -USR1) or asks msprobe for the
+tensors of the suspected APIs. With --exit-on-anomaly watch then exits 1;
+without, it goes on printing the steps that complete.
+
+--log and --monitor follow a growing training log and the monitor's CSV
+files: the first non-finite value they show is printed at once, and the
+alarm names the source that saw it first.
+
+It stays out of training's way: one file at a time (--jobs), a lower
+scheduling priority (--nice), memory bounded by the steps not yet complete.
+--state FILE keeps what was checked, so that a new watch resumes there.
+
+Exit status: 0 stopped without an anomaly, 1 an anomaly was found, 2 unusable
+input or bad usage.`,
+		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
+  nanhunt watch ./dump_path --out alarms --on-anomaly 'scancel $SLURM_JOB_ID'
+  nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json
+  nanhunt watch ./dump_path --format jsonl --idle-exit 10m`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, args[0], &f) },
+	}
+	f.registerAnalysis(cmd)
+	cmd.Flags().Lookup("jobs").DefValue = "1"
+	f.jobs = 1
+	cmd.Flags().Lookup("jobs").Usage = "files read at once"
+	cmd.Flags().StringVar(&f.format, "format", "text", "output: text (a line per step, then the verdict) or jsonl (one JSON object per event)")
+	f.evidence.register(cmd)
+	cmd.Flags().StringVar(&f.out, "out", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm")
+	cmd.Flags().StringVar(&f.onAnomaly, "on-anomaly", "", "shell command to run at the alarm (see the environment above)")
+	cmd.Flags().BoolVar(&f.exitOnAnomaly, "exit-on-anomaly", false, "exit 1 right after the alarm")
+	cmd.Flags().StringVar(&f.state, "state", "", "file that keeps what was checked, to resume a watch")
+	cmd.Flags().DurationVar(&f.poll, "poll", 500*time.Millisecond, "how often to look at the folder")
+	cmd.Flags().DurationVar(&f.settle, "settle", 2*time.Second, "how long a dump.json must stay unchanged to count as written")
+	cmd.Flags().DurationVar(&f.idleExit, "idle-exit", 0, "stop when the folder has not changed for this long (0: never)")
+	cmd.Flags().IntVar(&f.untilStep, "until-step", -1, "stop once this step is checked")
+	cmd.Flags().IntVar(&f.nice, "nice", 10, "scheduling priority to lower the watch to (0 keeps it)")
+	return cmd
+}
+
+func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
+	if err := f.check(cmd, "text", "jsonl"); err != nil {
+		return err
+	}
+	if f.steps != "" {
+		return fmt.Errorf("--steps: watch checks every step as it completes (use --until-step or --state)")
+	}
+	if f.poll <= 0 || f.settle <= 0 || f.idleExit < 0 {
+		return fmt.Errorf("--poll and --settle must be above 0, --idle-exit 0 or above")
+	}
+	if info, err := os.Stat(path); err != nil {
+		return err
+	} else if !info.IsDir() {
+		return fmt.Errorf("%s: not a folder: watch follows a dump_path", path)
+	}
+	outDir, err := filepath.Abs(f.out)
+	if err != nil {
+		return err
+	}
+	if err := f.guard(path, out("--out", outDir), out("--state", f.state)); err != nil {
+		return err
+	}
+	opt, err := f.options(path)
+	if err != nil {
+		return err
+	}
+	lowerPriority(f.nice)
+	var until *int
+	if f.untilStep >= 0 {
+		until = &f.untilStep
+	}
+	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	v, err := watch.Run(ctx, watch.Options{
+		Path: path, Trace: trace.Options{Rules: opt.Rules, Ranks: opt.Ranks, Jobs: f.jobs, Strict: f.strict},
+		Poll: f.poll, Settle: f.settle, UntilStep: until, IdleExit: f.idleExit,
+		Sidecars: f.sidecars(), KeepGoing: !f.exitOnAnomaly, StateFile: f.state,
+	}, w.event)
+	if err != nil {
+		return err
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if v != nil {
+		setExit(cmd, exitAnomaly)
+	}
+	return nil
+}
+
+// sidecars are the growing log and monitor output to follow.
+func (f *watchFlags) sidecars() []watch.Sidecar {
+	var out []watch.Sidecar
+	if len(f.evidence.logs) > 0 {
+		out = append(out, &logSidecar{f: &f.evidence})
+	}
+	if f.evidence.monitor != "" {
+		out = append(out, &monitorSidecar{f: &f.evidence})
+	}
+	return out
+}
+
+// runHook runs the --on-anomaly command with the alarm in its environment;
+// its output goes to stderr, so that stdout keeps one format.
+func runHook(ctx context.Context, command string, env []string) error {
+	c := shellCommand(ctx, command)
+	c.Env = append(os.Environ(), env...)
+	c.Stdout, c.Stderr = os.Stderr, os.Stderr
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("--on-anomaly %q: %w", command, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/monitor"
+)
+
+// logSidecar follows growing training logs: they are read again when they
+// have grown.
+type logSidecar struct {
+	f    *evidenceFlags
+	size int64
+}
+
+func (s *logSidecar) Name() string { return "log" }
+
+func (s *logSidecar) FirstBad(ctx context.Context) (int, bool, error) {
+	var size int64
+	for _, p := range s.f.logPaths() {
+		if info, err := os.Stat(p); err == nil {
+			size += info.Size()
+		}
+	}
+	if size == s.size {
+		return 0, false, nil
+	}
+	s.size = size
+	l, err := s.f.readLogs(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	le := evidence.FromLog(l)
+	if le == nil || le.FirstNaNStep == nil {
+		return 0, false, nil
+	}
+	return *le.FirstNaNStep, true, nil
+}
+
+// monitorSidecar follows the monitor's CSV files, read again when they have
+// grown, at most every few seconds (a run of many ranks writes many files).
+type monitorSidecar struct {
+	f     *evidenceFlags
+	size  int64
+	after time.Time
+}
+
+func (s *monitorSidecar) Name() string { return "monitor" }
+
+func (s *monitorSidecar) FirstBad(ctx context.Context) (int, bool, error) {
+	if time.Now().Before(s.after) {
+		return 0, false, nil
+	}
+	s.after = time.Now().Add(2 * time.Second)
+	var size int64
+	filepath.WalkDir(s.f.monitor, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".csv" {
+			if info, err := d.Info(); err == nil {
+				size += info.Size()
+			}
+		}
+		return nil
+	})
+	if size == s.size || size == 0 {
+		return 0, false, nil
+	}
+	s.size = size
+	opt := monitor.Options{}
+	if s.f.tpSize > 1 {
+		opt.Groups = monitor.TPGroups(worldOf(s.f.monitorRanks()), s.f.tpSize)
+	}
+	run, err := monitor.Read(ctx, s.f.monitor, opt)
+	if err != nil {
+		return 0, false, nil // not readable yet: looked at again when it grows
+	}
+	me := evidence.FromMonitor(run)
+	if me == nil || me.Step == nil {
+		return 0, false, nil
+	}
+	return *me.Step, true, nil
+}
