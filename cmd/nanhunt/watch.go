@@ -156,4 +156,3 @@ func runHook(ctx context.Context, command string, env []string) error {
 	}
 	return nil
 }
-
