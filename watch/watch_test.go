@@ -142,3 +142,42 @@ func nextStep(steps []int, s int) int {
 	}
 	return -1
 }
+
+// fakeLog is a sidecar that shows a non-finite value at a step from the
+// start.
+type fakeLog struct{ step int }
+
+func (f fakeLog) Name() string { return "log" }
+func (f fakeLog) FirstBad(context.Context) (int, bool, error) {
+	return f.step, true, nil
+}
+
+// A source that saw the anomaly before the dump did is named by the alarm,
+// once; a later step of it (the spread) is not.
+func TestWatchSidecarFirst(t *testing.T) {
+	dir := generate(t, "log-negative")
+	for _, tt := range []struct {
+		name   string
+		step   int
+		source string
+	}{
+		{"the log saw the origin step", 2, "log"},
+		{"the log saw only a later step", 5, "dump"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var events []Event
+			_, err := Run(context.Background(), Options{Path: dir, Poll: 20 * time.Millisecond, Settle: 50 * time.Millisecond,
+				Sidecars: []Sidecar{fakeLog{step: tt.step}}}, func(e Event) { events = append(events, e) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, alarm := kinds(events, EventEvidence), kinds(events, EventAnomaly)
+			if len(ev) != 1 || ev[0].Source != "log" || ev[0].Step != tt.step {
+				t.Errorf("evidence events %+v", ev)
+			}
+			if len(alarm) != 1 || alarm[0].Source != tt.source {
+				t.Fatalf("alarm %+v, want the source %s", alarm, tt.source)
+			}
+		})
+	}
+}

@@ -273,6 +273,20 @@ func cases() []adversarialCase {
 			exit: exitClean, message: `Warnings:\*\* 60000`, maxTime: 10 * time.Second, maxRSSMiB: 64,
 		},
 		{
+			class: "memory", name: "watch-many-steps",
+			input:  "nanhunt watch over a finished run of 2,000 clean steps (10,000 in the full run)",
+			answer: "every step checked once, in memory that does not follow the step count",
+			setup: func(t *testing.T, in, out string) []string {
+				steps := make([]string, size(2_000, 10_000))
+				for i := range steps {
+					steps[i] = fmt.Sprintf("step%d", i)
+				}
+				writeDump(t, in, dumpSpec{steps: steps, clean: true, dumpOnly: true})
+				return []string{"watch", in, "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "--out", filepath.Join(out, "alarms"), "--nice", "0"}
+			},
+			exit: exitClean, message: `step [0-9]*999: clean(.|\n)*stopped: the folder stopped changing`, maxTime: 90 * time.Second, maxRSSMiB: 64,
+		},
+		{
 			class: "memory", name: "origin-many-tensors",
 			input:  "the origin entry holds 500,000 tensors (5,000,000 in the full run)",
 			answer: "the verdict, with memory that does not follow the tensor count",

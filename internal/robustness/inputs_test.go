@@ -22,6 +22,8 @@ type dumpSpec struct {
 	constructPad int      // extra construct.json entries, about 80 bytes each
 	rawOrigin    string   // replaces the origin entry's statistics (a JSON fragment of members)
 	padEntries   int      // clean entries before the origin, about 330 bytes each
+	clean        bool     // no NaN anywhere: the origin's output is finite
+	dumpOnly     bool     // no stack.json and construct.json
 }
 
 const cleanTensor = `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -1.25, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}`
@@ -41,6 +43,9 @@ func writeDump(t *testing.T, root string, s dumpSpec) string {
 				t.Fatal(err)
 			}
 			writeWith(t, filepath.Join(dir, "dump.json"), func(w *bufio.Writer) { writeRankDump(w, rank, s) })
+			if s.dumpOnly {
+				continue
+			}
 			writeWith(t, filepath.Join(dir, "stack.json"), func(w *bufio.Writer) { writeStack(w, s.stackPad) })
 			writeWith(t, filepath.Join(dir, "construct.json"), func(w *bufio.Writer) { writeConstruct(w, s.constructPad) })
 		}
@@ -70,10 +75,16 @@ func writeRankDump(w *bufio.Writer, rank int, s dumpSpec) {
 	for i := 0; i < s.padEntries; i++ {
 		fmt.Fprintf(w, `"Tensor.add.%d.forward": {"input_args": [%s], "input_kwargs": {}, "output": [%s]},`+"\n", i, cleanTensor, cleanTensor)
 	}
-	input := nanTensor
+	input, output := nanTensor, nanTensor
+	if s.clean {
+		input, output = cleanTensor, cleanTensor
+	}
 	if rank == 0 {
 		input = cleanTensor
 		w.WriteString(`"Torch.sqrt.0.forward": {`)
+		if s.clean {
+			s.rawOrigin = `"input_args": [` + cleanTensor + `], "output": [` + cleanTensor + `]`
+		}
 		if s.rawOrigin != "" {
 			w.WriteString(s.rawOrigin)
 		} else {
@@ -95,7 +106,7 @@ func writeRankDump(w *bufio.Writer, rank int, s dumpSpec) {
 		w.WriteString("},\n")
 	}
 	group := `{"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g0"}`
-	fmt.Fprintf(w, `"Distributed.all_reduce.0.forward": {"input_args": [%s], "input_kwargs": {"group": %s}, "output": [%s]}`+"\n", input, group, nanTensor)
+	fmt.Fprintf(w, `"Distributed.all_reduce.0.forward": {"input_args": [%s], "input_kwargs": {"group": %s}, "output": [%s]}`+"\n", input, group, output)
 	w.WriteString("}}\n")
 }
 
