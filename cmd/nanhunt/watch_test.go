@@ -137,3 +137,15 @@ func TestWatchRefusals(t *testing.T) {
 		})
 	}
 }
+
+// The text a user reads, held to a golden (the README shows it): a run
+// that has ended, followed with a short settle time.
+func TestWatchTextGolden(t *testing.T) {
+	dir := finishedRun(t, "log-negative")
+	outDir := filepath.Join(t.TempDir(), "alarms")
+	stdout, stderr, code := runCLI(t, "watch", dir, "--settle", "100ms", "--poll", "20ms", "--out", outDir, "--exit-on-anomaly")
+	if code != exitAnomaly {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	golden(t, "watch-alarm.txt", strings.NewReplacer(outDir, "alarms", dir, "dump").Replace(stdout))
+}
