@@ -9,6 +9,10 @@
 //
 // The format facts this package relies on (and the msprobe versions that
 // introduced them) are summarised in the README's "Input formats" section.
+// The format the nan-overflow-detection skill documents, which msprobe does
+// not write ("Distributed.all_reduce_0_0" names, lists as objects keyed by
+// position, stack.json as [function, file, line]), is read too, and marked
+// as such (Name.UnderscoreCounters, Entry.KeyedByIndex, StackFile.Triples).
 //
 // It imports internal/jsonlex and nonfinite only; the rule set (package
 // policy) imports it, never the other way round.

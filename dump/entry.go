@@ -130,6 +130,11 @@ type Entry struct {
 	// OddStatKeys: a Max or Min key was spelled otherwise than msprobe
 	// spells it ("max", "MIN"), and read all the same.
 	OddStatKeys bool
+	// KeyedByIndex: a positional field (input_args, input, output) was
+	// written as an object keyed by position ({"0": {...}}), as the
+	// nan-overflow-detection skill documents, where msprobe writes a list;
+	// its members were read as the items of that list.
+	KeyedByIndex bool
 	// Merged counts the values past MaxKept that were merged into
 	// summaries or dropped (see MaxKept).
 	Merged int
@@ -160,6 +165,7 @@ func (e *Entry) reset() {
 	e.Kwargs = e.Kwargs[:0]
 	e.Recompute = false
 	e.OddStatKeys = false
+	e.KeyedByIndex = false
 	e.Merged = 0
 	e.CutStrings = 0
 	e.OddStats = 0

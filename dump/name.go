@@ -39,6 +39,12 @@ func (d Direction) String() string {
 //
 // Custom prefixes (register_custom_api) may contain dots, so names are read
 // from the right.
+//
+// The nan-overflow-detection skill documents API names of another form,
+// {Prefix}.{api}_{N}_{M} ("Distributed.all_reduce_0_0",
+// "Torch.ops.aten.linear_0_0"), which msprobe does not write. They are read
+// as the counter N and the pass M, 0 forward and 1 backward (any other M
+// leaves the name unread), and marked UnderscoreCounters.
 type Name struct {
 	Full   string
 	Prefix string // "Torch", "Distributed", "Module", or a custom dotted prefix
@@ -46,6 +52,9 @@ type Name struct {
 	Call   int    // the counter N; -1 when absent
 	Dir    Direction
 	Module bool // a Module/Cell entry rather than an API call
+	// UnderscoreCounters: the name ends in "_N_M" (the skill's form)
+	// rather than ".N.forward".
+	UnderscoreCounters bool
 }
 
 // ParseName splits an entry name. It never fails: names it cannot read get
@@ -72,7 +81,7 @@ func ParseName(full string) Name {
 	}
 	call, isNum := atoi(last)
 	if !isNum {
-		return n
+		return underscoreName(n, last, rest)
 	}
 	d, head, ok := cutLast(rest)
 	if !ok {
@@ -90,6 +99,29 @@ func ParseName(full string) Name {
 		n.Prefix, n.API = p, path
 	} else {
 		n.API = head
+	}
+	return n
+}
+
+// underscoreName reads the last segment of a name as {api}_{N}_{M} below
+// the prefix rest; n comes back unchanged when it is not of that form.
+func underscoreName(n Name, last, rest string) Name {
+	head, m, ok := cutLastByte(last, '_')
+	if !ok {
+		return n
+	}
+	api, num, ok := cutLastByte(head, '_')
+	if !ok {
+		return n
+	}
+	call, isNum := atoi(num)
+	pass, isPass := atoi(m)
+	if !isNum || !isPass || pass > 1 {
+		return n
+	}
+	n.Prefix, n.API, n.Call, n.Dir, n.UnderscoreCounters = rest, api, call, Forward, true
+	if pass == 1 {
+		n.Dir = Backward
 	}
 	return n
 }
@@ -129,6 +161,9 @@ func (n Name) ForwardName() string {
 	if n.Module {
 		return strings.TrimSuffix(n.Full, ".backward."+strconv.Itoa(n.Call)) + ".forward." + strconv.Itoa(n.Call)
 	}
+	if n.UnderscoreCounters {
+		return strings.TrimSuffix(n.Full, "_1") + "_0"
+	}
 	return strings.TrimSuffix(n.Full, ".backward") + ".forward"
 }
 
@@ -152,11 +187,18 @@ func splitPrefix(head string) (prefix, api string) {
 
 // cutLast splits "a.b.c" into "c" and "a.b".
 func cutLast(s string) (last, rest string, ok bool) {
-	i := strings.LastIndexByte(s, '.')
+	before, after, ok := cutLastByte(s, '.')
+	return after, before, ok
+}
+
+// cutLastByte splits s at its last sep into what is before and after it;
+// ok is false when either side would be empty.
+func cutLastByte(s string, sep byte) (before, after string, ok bool) {
+	i := strings.LastIndexByte(s, sep)
 	if i <= 0 || i == len(s)-1 {
 		return "", "", false
 	}
-	return s[i+1:], s[:i], true
+	return s[:i], s[i+1:], true
 }
 
 func atoi(s string) (int, bool) {

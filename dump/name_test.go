@@ -48,6 +48,54 @@ func TestParseName(t *testing.T) {
 	}
 }
 
+// TestParseNameUnderscoreCounters reads the names of the form the
+// nan-overflow-detection skill documents, "{Prefix}.{api}_{N}_{M}", and
+// leaves the names msprobe writes as they were.
+func TestParseNameUnderscoreCounters(t *testing.T) {
+	tests := []struct {
+		full   string
+		prefix string
+		api    string
+		call   int
+		dir    Direction
+		under  bool
+		dist   bool
+		fwd    string
+	}{
+		{"Distributed.all_reduce_0_0", "Distributed", "all_reduce", 0, Forward, true, true, "Distributed.all_reduce_0_0"},
+		{"Distributed.all_reduce_12_0", "Distributed", "all_reduce", 12, Forward, true, true, "Distributed.all_reduce_12_0"},
+		{"Torch.ops.aten.linear_0_0", "Torch.ops.aten", "linear", 0, Forward, true, false, "Torch.ops.aten.linear_0_0"},
+		{"Torch.nn.functional.linear_3_1", "Torch.nn.functional", "linear", 3, Backward, true, false, "Torch.nn.functional.linear_3_0"},
+		{"Tensor.__add___2_0", "Tensor", "__add__", 2, Forward, true, false, "Tensor.__add___2_0"},
+		// not of that form: unread, as before
+		{"Torch.linear_0_2", "", "Torch.linear_0_2", -1, DirUnknown, false, false, "Torch.linear_0_2"},
+		{"Torch.linear_0", "", "Torch.linear_0", -1, DirUnknown, false, false, "Torch.linear_0"},
+		{"Torch._0_0", "", "Torch._0_0", -1, DirUnknown, false, false, "Torch._0_0"},
+		{"linear_0_0", "", "linear_0_0", -1, DirUnknown, false, false, "linear_0_0"},
+		{"Torch.linear_a_0", "", "Torch.linear_a_0", -1, DirUnknown, false, false, "Torch.linear_a_0"},
+		// what msprobe writes is not read as that form
+		{"Distributed.all_reduce.0.forward", "Distributed", "all_reduce", 0, Forward, false, true, "Distributed.all_reduce.0.forward"},
+		{"Torch.ops.aten.linear.0.backward", "Torch.ops.aten", "linear", 0, Backward, false, false, "Torch.ops.aten.linear.0.forward"},
+	}
+	for _, tt := range tests {
+		n := ParseName(tt.full)
+		if n.Prefix != tt.prefix || n.API != tt.api || n.Call != tt.call || n.Dir != tt.dir || n.UnderscoreCounters != tt.under || n.Module {
+			t.Errorf("ParseName(%q) = %+v", tt.full, n)
+		}
+		if n.IsDistributed() != tt.dist {
+			t.Errorf("ParseName(%q).IsDistributed() = %v", tt.full, n.IsDistributed())
+		}
+		if got := n.ForwardName(); got != tt.fwd {
+			t.Errorf("ParseName(%q).ForwardName() = %q, want %q", tt.full, got, tt.fwd)
+		}
+		if tt.under {
+			if got, want := n.Op(), tt.prefix+"."+tt.api; got != want {
+				t.Errorf("ParseName(%q).Op() = %q, want %q", tt.full, got, want)
+			}
+		}
+	}
+}
+
 func TestRanges(t *testing.T) {
 	set, err := ParseRanges("0, 3-5,9")
 	if err != nil {

@@ -162,8 +162,12 @@ func (o *oracle) value(v *jsonoracle.Node, loc slotLoc) {
 	case jsonoracle.Object:
 		if loc.fieldLevel {
 			for i, m := range v.Members {
+				child := loc.child(i, m.Name)
+				if pos, ok := oIndex(m.Name); ok && (loc.field == InputArgs || loc.field == Input || loc.field == Output) {
+					child = loc.child(pos, "") // a list written as an object keyed by position
+				}
 				o.push(m.Name)
-				o.value(m.Value, loc.child(i, m.Name))
+				o.value(m.Value, child)
 				o.pop()
 			}
 			return
@@ -174,6 +178,16 @@ func (o *oracle) value(v *jsonoracle.Node, loc slotLoc) {
 			o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, c})
 		}
 	}
+}
+
+// oIndex reads a member name that is a position: decimal digits only, at
+// most nine.
+func oIndex(name string) (int, bool) {
+	if name == "" || len(name) > 9 || strings.Trim(name, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name)
+	return n, err == nil
 }
 
 func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {

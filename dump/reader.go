@@ -496,7 +496,8 @@ func (r *Reader) value(tok jsonlex.Token, loc slotLoc) error {
 }
 
 // slotDict reads a field whose value is an object of slots (input_kwargs,
-// parameters): every member is a slot, whatever its name.
+// parameters): every member is a slot, whatever its name. A positional
+// field written so, keyed by position, is read as the list it stands for.
 func (r *Reader) slotDict(loc slotLoc) error {
 	for member := 0; ; member++ {
 		tok, err := r.lx.Next()
@@ -510,17 +511,30 @@ func (r *Reader) slotDict(loc slotLoc) error {
 		if loc.field == InputKwargs {
 			r.addKwarg(name)
 		}
+		child := loc.child(member, name)
+		if i, ok := atoi(name); ok && isPositional(loc.field) {
+			// {"0": {...}} for [{...}]: the member is the list's item i
+			child = loc.child(i, "")
+			r.e.KeyedByIndex = true
+			if loc.field == InputArgs {
+				r.e.NumArgs = max(r.e.NumArgs, i+1)
+			}
+		}
 		tok, err = r.lx.Next()
 		if err != nil {
 			return err
 		}
 		r.pushPath(name)
-		if err := r.value(tok, loc.child(member, name)); err != nil {
+		if err := r.value(tok, child); err != nil {
 			return err
 		}
 		r.popPath()
 	}
 }
+
+// isPositional reports whether msprobe writes the field as a list, whose
+// items are known by position.
+func isPositional(f Field) bool { return f == InputArgs || f == Input || f == Output }
 
 // statKey tells the statistic a member key names: 'a' Max, 'i' Min, 'e'
 // Mean, 'o' Norm, 0 none; odd is set when the key is not spelled the way

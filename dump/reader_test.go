@@ -419,3 +419,54 @@ func TestReaderDuplicatedData(t *testing.T) {
 		t.Errorf("%d entries, err %v", n, rd.Err())
 	}
 }
+
+// TestReaderKeyedByIndex reads the entry form the nan-overflow-detection
+// skill documents: a positional field written as an object keyed by
+// position, statistics as strings. Its members are the list's items; a
+// keyword argument named "1" stays a keyword.
+func TestReaderKeyedByIndex(t *testing.T) {
+	doc := `{"framework": "pytorch", "data": {
+  "Distributed.all_reduce_0_0": {"input_args": {"0": {"type": "torch.Tensor", "Max": "1.5", "Min": "-2"}, "2": {"type": "int", "value": 0}},
+    "input_kwargs": {"1": {"type": "torch.Tensor", "Max": "nan", "Min": "nan"}},
+    "output": {"1": {"Max": "inf", "Min": "0.5"}, "0": {"Max": "0.1", "Min": "-inf"}}},
+  "Torch.ops.aten.linear_0_0": {"input_args": [{"type": "torch.Tensor", "Max": "1", "Min": "0"}], "output": [{"Max": "1", "Min": "0"}]}
+}}`
+	compareWithOracle(t, []byte(doc), 0)
+	rd := NewReader(strings.NewReader(doc), ReaderOptions{Details: true})
+	if !rd.Next() {
+		t.Fatal(rd.Err())
+	}
+	e := rd.Entry()
+	if !e.KeyedByIndex || e.NumArgs != 3 {
+		t.Errorf("keyed by index %v, args %d; want true, 3", e.KeyedByIndex, e.NumArgs)
+	}
+	type slot struct {
+		field    Field
+		arg      int
+		key      string
+		slot     string
+		max, min Class
+	}
+	var got []slot
+	for _, tt := range e.Tensors {
+		if !tt.HasStats() {
+			t.Errorf("%s.%s: statistics written as strings not read", tt.Field, tt.Slot)
+		}
+		got = append(got, slot{tt.Field, tt.Arg, tt.Key, tt.Slot, tt.Max.Class, tt.Min.Class})
+	}
+	want := []slot{
+		{InputArgs, 0, "", "0", 0, 0},
+		{InputKwargs, 0, "1", "1", NaN, NaN},
+		{Output, 1, "", "1", PosInf, 0},
+		{Output, 0, "", "0", 0, NegInf},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tensors\n%+v\nwant\n%+v", got, want)
+	}
+	if !rd.Next() {
+		t.Fatal(rd.Err())
+	}
+	if e := rd.Entry(); e.KeyedByIndex {
+		t.Errorf("%s: lists read as keyed by index", e.Name)
+	}
+}

@@ -26,6 +26,7 @@ var sideSeeds = []string{
 	`{"Torch.add.0.forward": {}, "x": [[], [[1]], "y"], "y": true, "z": NaN}`,
 	`{"a": "b", "a": "c", "b": ["a"], "c": [1, "d"]}`,
 	`{}`, `[]`, `{"a": [`, `{"a": "\u00e9\ud800"}`,
+	`{"Torch.ops.aten.linear_0_0": ["linear", "forward.py", 123], "b": ["f", "g.py", -1], "c": ["f", "g.py", 1, 2], "d": ["f", 3, "g.py"]}`,
 }
 
 func FuzzStacks(f *testing.F) {
@@ -51,11 +52,7 @@ func FuzzStacks(f *testing.F) {
 		if !slices.Equal(sortedKeysOf(got), sortedKeysOf(want)) {
 			t.Fatalf("names %v, want %v", sortedKeysOf(got), sortedKeysOf(want))
 		}
-		for name, lines := range want {
-			var frames []Frame
-			for _, l := range lines {
-				frames = append(frames, ParseFrame(l))
-			}
+		for name, frames := range want {
 			if !slices.Equal(got[name], frames) {
 				t.Fatalf("%s: frames %+v, want %+v", name, got[name], frames)
 			}
@@ -101,11 +98,13 @@ func FuzzConstruct(f *testing.F) {
 
 // oracleStacks applies stack.json's rules to a decoded document: a member
 // whose value is a list of strings is v1 (the key names the call); a list
-// whose first item is a list is v2 ([names], [lines]); strings are kept,
-// anything else in those lists is passed over; a call without lines has
-// no stack; a later member wins.
-func oracleStacks(root *jsonoracle.Node) map[string][]string {
-	out := map[string][]string{}
+// of exactly a string, a string and a number of at most nine digits is the
+// skill's [function, file, line], one frame; a list whose first item is a
+// list is v2 ([names], [lines]); strings are kept, anything else in those
+// lists is passed over; a call without lines has no stack; a later member
+// wins.
+func oracleStacks(root *jsonoracle.Node) map[string][]Frame {
+	out := map[string][]Frame{}
 	if root.Kind != jsonoracle.Object {
 		return out
 	}
@@ -113,6 +112,12 @@ func oracleStacks(root *jsonoracle.Node) map[string][]string {
 		v := m.Value
 		if v.Kind != jsonoracle.Array || len(v.Elems) == 0 {
 			continue
+		}
+		if e := v.Elems; len(e) == 3 && e[0].Kind == jsonoracle.String && e[1].Kind == jsonoracle.String && e[2].Kind == jsonoracle.Number {
+			if line, ok := oIndex(e[2].Literal); ok {
+				out[m.Name] = []Frame{{Func: e[0].Literal, File: e[1].Literal, Line: line}}
+				continue
+			}
 		}
 		var names, lines []string
 		switch v.Elems[0].Kind {
@@ -127,8 +132,12 @@ func oracleStacks(root *jsonoracle.Node) map[string][]string {
 		if len(lines) == 0 {
 			continue
 		}
+		var frames []Frame
+		for _, l := range lines {
+			frames = append(frames, ParseFrame(l))
+		}
 		for _, n := range names {
-			out[n] = lines
+			out[n] = frames
 		}
 	}
 	return out

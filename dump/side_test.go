@@ -66,11 +66,15 @@ func TestReadStacksBothFormats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := ReadStacks(f, map[string]bool{tt.name: true, "absent": true})
+		sf, err := ReadStackFile(f, map[string]bool{tt.name: true, "absent": true})
 		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", tt.file, err)
 		}
+		if sf.Triples != 0 {
+			t.Errorf("%s: %d stacks read as [function, file, line]; msprobe writes lines", tt.file, sf.Triples)
+		}
+		st := sf.Frames
 		if len(st) != 1 {
 			t.Fatalf("%s: got stacks for %d names, want 1", tt.file, len(st))
 		}
@@ -78,6 +82,36 @@ func TestReadStacksBothFormats(t *testing.T) {
 		if uf == nil || uf.File != tt.innermost || uf.Line != tt.line {
 			t.Errorf("%s: user frame of %s = %+v, want %s:%d", tt.file, tt.name, uf, tt.innermost, tt.line)
 		}
+	}
+}
+
+// TestReadStackFileTriples reads stack.json as the nan-overflow-detection
+// skill documents it, one frame [function, file, line] per call, and
+// counts those members; lists that only look alike stay lines.
+func TestReadStackFileTriples(t *testing.T) {
+	doc := `{"Torch.ops.aten.linear_0_0": ["linear", "forward.py", 123],
+ "Distributed.all_reduce_0_0": ["step", "/job/train.py", 88],
+ "Torch.add.0.forward": ["File /a.py, line 3, in f, \n x = y + 1", "File /b.py, line 9, in g, \n f()"],
+ "Torch.mul.0.forward": ["f", "g.py", 1.5]}`
+	want := map[string]bool{"Torch.ops.aten.linear_0_0": true, "Torch.add.0.forward": true, "Torch.mul.0.forward": true}
+	sf, err := ReadStackFile(strings.NewReader(doc), want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sf.Triples != 2 {
+		t.Errorf("Triples = %d, want 2 (wanted or not)", sf.Triples)
+	}
+	if got, w := sf.Frames["Torch.ops.aten.linear_0_0"], []Frame{{Func: "linear", File: "forward.py", Line: 123}}; !reflect.DeepEqual(got, w) {
+		t.Errorf("triple read as %+v, want %+v", got, w)
+	}
+	if _, ok := sf.Frames["Distributed.all_reduce_0_0"]; ok {
+		t.Error("a call that was not asked for was kept")
+	}
+	if got := sf.Frames["Torch.add.0.forward"]; len(got) != 2 || got[0].File != "/a.py" || got[0].Line != 3 {
+		t.Errorf("v1 lines read as %+v", got)
+	}
+	if got := sf.Frames["Torch.mul.0.forward"]; len(got) != 2 || got[0].Source != "f" {
+		t.Errorf("a list with a line that is no integer read as %+v, want two lines", got)
 	}
 }
 

@@ -70,33 +70,60 @@ func UserFrame(frames []Frame) *Frame {
 	return nil
 }
 
+// StackFile is what a stack.json holds for the wanted calls.
+type StackFile struct {
+	// Frames are the frames of the wanted entry names, innermost first.
+	Frames map[string][]Frame
+	// Triples counts the members written as one frame [function, file,
+	// line] ({"op": ["linear", "forward.py", 123]}), the form the
+	// nan-overflow-detection skill documents; msprobe writes lines of text
+	// (v1) or [[names], [lines]] (v2).
+	Triples int
+}
+
 // ReadStacks reads stack.json (format v1 {"name": [lines]} or v2
 // {"0": [[names], [lines]]}) and returns the frames, innermost first, of
 // the wanted entry names. Backward entries have no stack of their own: ask
 // for Name.ForwardName.
 func ReadStacks(r io.Reader, want map[string]bool) (map[string][]Frame, error) {
+	sf, err := ReadStackFile(r, want)
+	return sf.Frames, err
+}
+
+// ReadStackFile is ReadStacks, and also says in which form the file is
+// written.
+func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
-	out := map[string][]Frame{}
+	sf := StackFile{Frames: map[string][]Frame{}}
+	out := sf.Frames
 	tok, err := lx.Next()
 	if err != nil {
-		return out, stackErr(lx, err)
+		return sf, stackErr(lx, err)
 	}
 	if tok.Kind != jsonlex.ObjectStart {
-		return out, fmt.Errorf("stack.json: starts with %v, want an object", tok.Kind)
+		return sf, fmt.Errorf("stack.json: starts with %v, want an object", tok.Kind)
 	}
 	var names, lines []string
 	for {
 		tok, err := lx.Next()
 		if err != nil {
-			return out, stackErr(lx, err)
+			return sf, stackErr(lx, err)
 		}
 		if tok.Kind == jsonlex.ObjectEnd {
-			return out, nil
+			return sf, nil
 		}
 		key := string(tok.Bytes)
 		names, lines = names[:0], lines[:0]
-		if err := readStackValue(lx, want, key, &names, &lines); err != nil {
-			return out, stackErr(lx, err)
+		triple, err := readStackValue(lx, want, key, &names, &lines)
+		if err != nil {
+			return sf, stackErr(lx, err)
+		}
+		if triple != nil {
+			sf.Triples++
+			if want[key] {
+				out[key] = []Frame{*triple}
+			}
+			continue
 		}
 		if len(lines) == 0 {
 			continue
@@ -117,35 +144,36 @@ func ReadStacks(r io.Reader, want map[string]bool) (map[string][]Frame, error) {
 }
 
 // readStackValue reads one member's value: v1 a list of lines (the key is
-// the name), v2 a pair [names, lines]. Lines are kept only when a name is
-// wanted.
-func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, lines *[]string) error {
+// the name), v2 a pair [names, lines], or the skill's [function, file,
+// line], which comes back as triple (its function and file set only when
+// the name is wanted). Lines are kept only when a name is wanted.
+func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, lines *[]string) (triple *Frame, err error) {
 	tok, err := lx.Next()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if tok.Kind != jsonlex.ArrayStart {
 		if tok.Kind == jsonlex.ObjectStart {
-			return skipContainer(lx)
+			return nil, skipContainer(lx)
 		}
-		return nil
+		return nil, nil
 	}
 	tok, err = lx.Next()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch tok.Kind {
 	case jsonlex.ArrayEnd:
-		return nil
-	case jsonlex.String: // v1
+		return nil, nil
+	case jsonlex.String: // v1, or [function, file, line]
 		*names = append(*names, key)
-		return readStrings(lx, tok, want[key], lines)
+		return readLineList(lx, tok, want[key], lines)
 	case jsonlex.ArrayStart: // v2: [names], [lines]
 		wanted := false
 		for {
 			tok, err := lx.Next()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if tok.Kind == jsonlex.ArrayEnd {
 				break
@@ -156,46 +184,89 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, 
 				wanted = wanted || want[n]
 			} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 		tok, err := lx.Next()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if tok.Kind == jsonlex.ArrayStart {
 			first, err := lx.Next()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if first.Kind != jsonlex.ArrayEnd {
 				if err := readStrings(lx, first, wanted, lines); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			tok, err = lx.Next()
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for tok.Kind != jsonlex.ArrayEnd {
 			if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			if tok, err = lx.Next(); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		return nil, nil
 	case jsonlex.ObjectStart:
 		if err := skipContainer(lx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return skipContainer(lx)
+	return nil, skipContainer(lx)
+}
+
+// readLineList reads a v1 list whose first item, a string, is first,
+// through its closing bracket: the lines of a stack, kept when keep is
+// set, or exactly a string, a string and an integer, the skill's
+// [function, file, line], returned as one frame.
+func readLineList(lx *jsonlex.Lexer, first jsonlex.Token, keep bool, lines *[]string) (*Frame, error) {
+	start := len(*lines)
+	var f Frame
+	items, strs := 0, 0 // strs: the leading items that are strings
+	line, lineOK := 0, false
+	for tok := first; tok.Kind != jsonlex.ArrayEnd; items++ {
+		switch tok.Kind {
+		case jsonlex.String:
+			if keep {
+				*lines = append(*lines, string(tok.Bytes))
+			}
+			if strs == items {
+				strs++
+			}
+		case jsonlex.Number:
+			if items == 2 {
+				line, lineOK = atoi(string(tok.Bytes))
+			}
+		case jsonlex.ObjectStart, jsonlex.ArrayStart:
+			if err := skipContainer(lx); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if tok, err = lx.Next(); err != nil {
+			return nil, err
+		}
+	}
+	if items != 3 || strs != 2 || !lineOK {
+		return nil, nil
+	}
+	if keep {
+		f.Func, f.File = (*lines)[start], (*lines)[start+1]
+	}
+	f.Line = line
+	*lines = (*lines)[:start]
+	return &f, nil
 }
 
 // readStrings reads the strings of an array whose first token is first,
