@@ -118,10 +118,15 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	} else if f, err := safeio.Open(rd.Stack); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: err.Error()})
 	} else {
-		rf.stacks, err = dump.ReadStacks(f, want)
+		var sf dump.StackFile
+		sf, err = dump.ReadStackFile(f, want)
+		rf.stacks = sf.Frames
 		f.Close()
 		if err != nil {
 			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: "damaged: " + err.Error() + "; the stacks before the damage were used"})
+		}
+		if msg := stackFormNote(sf.Triples); msg != "" {
+			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: msg})
 		}
 	}
 	if rd.Construct == "" {

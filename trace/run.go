@@ -358,6 +358,9 @@ func (m *modeResult) account(s *rankScan) {
 	if s.oddStatKeys {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "statistics keys are not spelled as msprobe spells them (\"max\" for \"Max\"): read all the same"})
 	}
+	if msg := skillFormNote(s.underscored, s.keyedEntry); msg != "" {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: msg})
+	}
 	if s.changed != "" {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "changed while it was read (" + s.changed + "), twice: what was read may mix two versions of it"})
 	}

@@ -83,6 +83,8 @@ type rankScan struct {
 	flagged       int // nan_check: calls with the overflow flag
 	nanCheck      bool
 	oddStatKeys   bool
+	underscored   string          // the first entry named "{api}_{N}_{M}" (the skill's form)
+	keyedEntry    string          // the first entry with a list written as an object keyed by position
 	mergedEntry   string          // the first entry with more values than dump.MaxKept
 	merged        int             // how many of its values were merged
 	cutEntry      string          // the first entry with a string longer than the reader keeps
@@ -228,6 +230,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		e := rd2.Entry()
 		s.entries++
 		n := dump.ParseName(e.Name)
+		if n.UnderscoreCounters && s.underscored == "" {
+			s.underscored = e.Name
+		}
 		s.place(sc, e, n)
 		if e.Skipped {
 			if w.settled {
@@ -269,6 +274,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.nanCheck = true
 		}
 		s.oddStatKeys = s.oddStatKeys || e.OddStatKeys
+		if e.KeyedByIndex && s.keyedEntry == "" {
+			s.keyedEntry = e.Name
+		}
 		if e.OddStats > 0 {
 			if s.oddStats == 0 {
 				s.oddStatsEntry = e.Name
