@@ -157,3 +157,23 @@ func FuzzConfig(f *testing.F) {
 		}
 	})
 }
+
+// The prefix a registered function's calls are named with is short and
+// has no dot; a function without a line gets no comment.
+func TestRegisterPrefix(t *testing.T) {
+	for _, tt := range []struct{ module, want string }{
+		{"rotary", "rotary"},
+		{"moe_ext.kernels", "kernels"},
+		{"my-ops", "my_ops"},
+		{"fused_attention_kernels_for_transformer_blocks", "fused_attention"},
+		{"", "custom"},
+	} {
+		if got := Prefix(tt.module); got != tt.want || strings.Contains(got, ".") || len(got) > 16 {
+			t.Errorf("Prefix(%q) = %q, want %q", tt.module, got, tt.want)
+		}
+	}
+	s := RegisterSnippet([]Function{{File: "kernels.py", Name: "fused", Prefix: "MyKern"}}, "c.json")
+	if !strings.Contains(s, `api_prefix="MyKern")`+"\n") || strings.Contains(s, "# line") {
+		t.Errorf("snippet:\n%s", s)
+	}
+}

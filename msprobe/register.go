@@ -12,6 +12,10 @@ type Function struct {
 	File string // the source file, as the stack recorded it
 	Name string // the function's name
 	Line int
+	// Prefix is the api_prefix to register it with; "" chooses a short one
+	// from the module (see Prefix). A dump that already holds the function
+	// gives the prefix its user chose.
+	Prefix string
 }
 
 // RegisterSnippet writes the Python lines that make msprobe record the
@@ -47,10 +51,37 @@ func RegisterSnippet(fns []Function, configPath string) string {
 				fmt.Fprintf(&b, "import importlib\n%s = importlib.import_module(%q)  # %s: adjust the import to how your code is packaged\n", alias, mod, f.File)
 			}
 		}
-		fmt.Fprintf(&b, "debugger.register_custom_api(%s, %q, api_prefix=%q)  # line %d\n", alias, f.Name, mod, f.Line)
+		prefix := f.Prefix
+		if prefix == "" {
+			prefix = Prefix(mod)
+		}
+		fmt.Fprintf(&b, "debugger.register_custom_api(%s, %q, api_prefix=%q)", alias, f.Name, prefix)
+		if f.Line > 0 {
+			fmt.Fprintf(&b, "  # %s:%d", path.Base(f.File), f.Line)
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\n# then, around each training step:\n#     debugger.start()\n#     ... forward, backward, optimizer.step() ...\n#     debugger.stop()\n#     debugger.step()\n")
 	return b.String()
+}
+
+// Prefix is the api_prefix msprobe names a registered module's calls
+// with: the module's last dotted part, kept short (at most 16
+// characters), so that entry names read "prefix.func.N.forward". A prefix
+// with a dot would make the entry names ambiguous.
+func Prefix(module string) string {
+	p := module
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		p = p[i+1:]
+	}
+	p = identifier(p)
+	if len(p) > 16 {
+		p = strings.TrimRight(p[:16], "_")
+	}
+	if p == "" {
+		return "custom"
+	}
+	return p
 }
 
 // ModuleOf guesses the import name of a source file: its base name without

@@ -6,6 +6,14 @@
 // bad, the missing ranks when only receivers were read, and, with only a
 // training log or the monitor, the steps and ranks they point at.
 //
-// plan imports verdict, msprobe (the config it writes), dump (entry names)
-// and internal/ranklist.
+// A NaN that moves does not come back at the same step: the plan for a
+// captured origin is "any-step" by default (the same narrow list of APIs on
+// every step and every rank, with a nanhunt watch that ends the run at the
+// first lasting anomaly) when its estimated size fits a budget, and
+// "same-step" (the steps and ranks of this anomaly) otherwise or when asked.
+// The estimate comes from the shapes and dtypes the statistics dump
+// recorded for the listed APIs (Measure).
+//
+// plan imports verdict, msprobe (the config it writes), dump (entry names,
+// the dump it measures), internal/safeio and internal/ranklist.
 package plan

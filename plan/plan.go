@@ -19,7 +19,24 @@ type Options struct {
 	// ConfigPath is where the user will save the config, for the Python
 	// lines that load it (default "./config.json").
 	ConfigPath string
+	// Mode is "any-step", "same-step" or "" (any-step when its estimate
+	// fits Budget, or cannot be made; same-step otherwise).
+	Mode string
+	// Budget bounds the size of an any-step dump of the whole run (0: 50 GB).
+	Budget int64
+	// Measure, when set, sizes the tensors the listed APIs save on one rank
+	// at one step (FromDump reads the dump the verdict was made from).
+	Measure func(step, rank int, apis []string) (Sizes, error)
 }
+
+// DefaultBudget is the size an any-step dump may take by default.
+const DefaultBudget = 50 << 30
+
+// Plan modes.
+const (
+	SameStep = "same-step"
+	AnyStep  = "any-step"
+)
 
 // Prefixes msprobe hooks on its own; any other API prefix was registered
 // by the user with register_custom_api.
@@ -119,9 +136,16 @@ func tensorPlan(v *verdict.Verdict, opt Options) *verdict.Plan {
 			Task: "tensor", DumpPath: opt.DumpPath, Rank: ranks, Step: []int{o.Step}, Level: level, ExtraInfo: true,
 			Section: msprobe.Section{List: list, DataMode: []string{"all"}, SummaryMode: "statistics"},
 		},
+		Mode: SameStep,
 	}
+	p.Moves = moves(v)
+	chooseMode(p, v, opt, list, ranks)
 	if !builtinPrefixes[n.Prefix] && !n.Module {
-		p.Register = msprobe.RegisterSnippet([]msprobe.Function{{File: n.Prefix + ".py", Name: n.API}}, opt.ConfigPath)
+		p.Register = msprobe.RegisterSnippet([]msprobe.Function{{File: n.Prefix + ".py", Name: n.API, Prefix: n.Prefix}}, opt.ConfigPath)
+	}
+	if p.Mode == AnyStep {
+		p.Then = []string{fmt.Sprintf("nanhunt repro %s -o ./repro_case  (the root cause of the new run, wherever it fell)", opt.DumpPath)}
+		return p
 	}
 	p.Then = []string{fmt.Sprintf("nanhunt repro %s --step %d --rank %d --op %s -o ./repro_case", opt.DumpPath, o.Step, o.Ranks[0], o.Op)}
 	if len(ranks) > len(o.Ranks) {

@@ -44,8 +44,13 @@ func checkPlan(t *testing.T, v *verdict.Verdict) {
 	o := v.Origin
 	c := p.Config
 	switch {
+	case o.Captured && !o.Unread && p.Mode == AnyStep:
+		// every step and every rank: the next occurrence, wherever it falls
+		if c.Task != "tensor" || len(c.Step) != 0 || len(c.Rank) != 0 || !slices.Contains(c.Section.List, dump.ParseName(o.Op).Op()) || p.Watch == "" {
+			t.Errorf("captured origin %s at step %d, any-step: plan config %s, watch %q", o.Op, o.Step, data, p.Watch)
+		}
 	case o.Captured && !o.Unread:
-		if c.Task != "tensor" || !slices.Equal(c.Step, []int{o.Step}) || !slices.Contains(c.Section.List, dump.ParseName(o.Op).Op()) {
+		if p.Mode != SameStep || c.Task != "tensor" || !slices.Equal(c.Step, []int{o.Step}) || !slices.Contains(c.Section.List, dump.ParseName(o.Op).Op()) {
 			t.Errorf("captured origin %s at step %d: plan config %s", o.Op, o.Step, data)
 		}
 		for _, r := range o.Ranks {
@@ -63,15 +68,15 @@ func checkPlan(t *testing.T, v *verdict.Verdict) {
 	}
 }
 
-// The plan for the real backward fixture asks for what the real tensor
-// run of the same scenario collected (its msprobe-config/tensor.json).
+// The same-step plan for the real backward fixture asks for what the real
+// tensor run of the same scenario collected (its msprobe-config/tensor.json).
 func TestPlanMatchesRealTensorConfig(t *testing.T) {
 	root := filepath.Join(fixturedir.Dir(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5")
 	v, err := trace.Run(context.Background(), trace.Options{Path: filepath.Join(root, "L1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.Plan = Make(v, Options{})
+	v.Plan = Make(v, Options{Mode: SameStep})
 	checkPlan(t, v)
 	data, err := os.ReadFile(filepath.Join(root, "msprobe-config", "tensor.json"))
 	if err != nil {

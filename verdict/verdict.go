@@ -343,4 +343,31 @@ type Plan struct {
 	// code that made the value.
 	Register string   `json:"register,omitempty"`
 	Then     []string `json:"then"` // what to run once it is collected
+	// Mode is "same-step" (the steps and ranks of this anomaly: for a run
+	// that repeats itself) or "any-step" (every step and every rank, the
+	// same narrow list: for a NaN that moves); Other says why this mode and
+	// how to get the other.
+	Mode  string `json:"mode,omitempty"`
+	Other string `json:"other_mode,omitempty"`
+	// Estimate is the size of the dump the config will write.
+	Estimate *Estimate `json:"estimate,omitempty"`
+	// Moves says what shows that the anomaly does not come back at the
+	// same step ("" when nothing does).
+	Moves string `json:"moves,omitempty"`
+	// Watch is the nanhunt watch command that ends the re-run at the first
+	// lasting anomaly, so that the disk holds only the steps up to it.
+	Watch string `json:"watch,omitempty"`
+}
+
+// Estimate is the size of a follow-up dump, from the shapes and dtypes the
+// statistics dump recorded.
+type Estimate struct {
+	PerRankStep int64 `json:"bytes_per_rank_step"`
+	Ranks       int   `json:"ranks"`
+	// Steps is how many steps it counts: one for same-step; for any-step,
+	// the steps up to the one after this anomaly, where a watch ends it.
+	Steps  int    `json:"steps"`
+	Total  int64  `json:"bytes_total"`
+	Budget int64  `json:"budget_bytes,omitempty"`
+	Basis  string `json:"basis"` // what it was measured on
 }

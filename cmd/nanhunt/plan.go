@@ -20,6 +20,8 @@ type planFlags struct {
 	verdict    string
 	dumpPath   string
 	configPath string
+	mode       string
+	budget     string
 }
 
 func planCommand() *cobra.Command {
@@ -57,6 +59,8 @@ unusable input or bad usage.`,
 	cmd.Flags().StringVar(&f.configPath, "config-path", "./config.json", "where the config will be saved, for the Python lines that load it")
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json (the plan as JSON)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the config.json to this file")
+	cmd.Flags().StringVar(&f.mode, "mode", "", "any-step (every step and rank: a NaN that moves) or same-step (this anomaly's steps and ranks); default: any-step when it fits --budget")
+	cmd.Flags().StringVar(&f.budget, "budget", "50GB", "the size an any-step tensor dump of the run may take (e.g. 500GB, 2TB)")
 	return cmd
 }
 
@@ -67,7 +71,20 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 	if err := f.guard(path, out("-o", f.output)); err != nil {
 		return err
 	}
-	popt := plan.Options{DumpPath: f.dumpPath, ConfigPath: f.configPath}
+	popt := plan.Options{DumpPath: f.dumpPath, ConfigPath: f.configPath, Mode: f.mode}
+	switch f.mode {
+	case "", plan.AnyStep, plan.SameStep:
+	default:
+		return fmt.Errorf("--mode %q: want any-step or same-step", f.mode)
+	}
+	budget, err := parseBytes(f.budget)
+	if err != nil {
+		return fmt.Errorf("--budget: %w", err)
+	}
+	popt.Budget = budget
+	if path != "" {
+		popt.Measure = plan.FromDump(path)
+	}
 	var v *verdict.Verdict
 	switch {
 	case f.verdict != "":

@@ -178,6 +178,9 @@ func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if path != "" && popt.Measure == nil {
+		popt.Measure = plan.FromDump(path) // the follow-up's size, from this dump's shapes
+	}
 	if v != nil {
 		v.Plan = plan.Make(v, popt)
 	}

@@ -109,7 +109,7 @@ func (p *watchPrinter) writeJSON(w io.Writer, line watchLine) {
 // alarm writes the verdict and the page, prints them and runs the hook.
 func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
 	v := e.Verdict
-	v.Plan = plan.Make(v, plan.Options{})
+	v.Plan = plan.Make(v, plan.Options{Measure: plan.FromDump(p.dump)})
 	o := v.Origin
 	jsonPath := filepath.Join(p.outDir, fmt.Sprintf("verdict-step%d.json", o.Step))
 	htmlPath := filepath.Join(p.outDir, fmt.Sprintf("report-step%d.html", o.Step))

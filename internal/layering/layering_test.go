@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"verdict":             {"msprobe", "nonfinite"},
 	"internal/ranklist":   {"dump"},
 	"trace":               {"dump", "internal/safeio", "nonfinite", "policy", "verdict"},
-	"plan":                {"dump", "internal/ranklist", "msprobe", "verdict"},
+	"plan":                {"dump", "internal/ranklist", "internal/safeio", "msprobe", "verdict"},
 	"trainlog":            {"internal/jsonlex", "internal/safeio", "nonfinite"},
 	"monitor":             {"internal/safeio", "nonfinite"},
 	"evidence":            {"dump", "internal/ranklist", "monitor", "plan", "trainlog", "verdict"},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -148,10 +149,32 @@ func (p *printer) plan(v *verdict.Verdict, full bool) {
 		return
 	}
 	if !full {
-		p.f("Collect next: %s (nanhunt plan writes its msprobe config.json).\n\n", pl.Collect)
+		size := ""
+		if e := pl.Estimate; e != nil {
+			size = sizeWords(e.Total) + "; "
+		}
+		p.f("Collect next: %s (%snanhunt plan writes its msprobe config.json).\n\n", pl.Collect, size)
 		return
 	}
-	p.f("Collect next\n  %s\n  %s.\n\n", pl.Why, capital(pl.Collect))
+	p.f("Collect next\n  %s\n  %s.\n", pl.Why, capital(pl.Collect))
+	if pl.Moves != "" {
+		p.f("  %s.\n", capital(pl.Moves))
+	}
+	p.f("\n")
+	if pl.Mode != "" {
+		p.f("Mode: %s. %s.\n", pl.Mode, capital(pl.Other))
+	}
+	if e := pl.Estimate; e != nil {
+		p.f("Size: %s a rank and step; %s for %d %s × %d %s", sizeWords(e.PerRankStep), sizeWords(e.Total),
+			e.Ranks, plural(e.Ranks, "rank", "ranks"), e.Steps, plural(e.Steps, "step", "steps"))
+		if e.Budget > 0 {
+			p.f(" (budget %s)", safeio.Size(e.Budget))
+		}
+		p.f(".\n")
+	}
+	if pl.Mode != "" || pl.Estimate != nil {
+		p.f("\n")
+	}
 	cfg, err := pl.Config.Indented()
 	if err != nil {
 		p.err = fmt.Errorf("plan config: %w", err)
@@ -160,6 +183,9 @@ func (p *printer) plan(v *verdict.Verdict, full bool) {
 	p.f("config.json:\n%s\n", cfg)
 	if pl.Register != "" {
 		p.f("Register before the run (Python):\n%s\n", pl.Register)
+	}
+	if pl.Watch != "" {
+		p.f("While it runs (ends the run at the first lasting anomaly, so the disk holds only the steps up to it):\n  %s\n\n", pl.Watch)
 	}
 	if len(pl.Then) > 0 {
 		p.f("Then:\n")
@@ -195,3 +221,6 @@ func withArticle(s string) string {
 	}
 	return "a " + s
 }
+
+// sizeWords writes an estimated size: "≈ 5.8 GiB".
+func sizeWords(n int64) string { return "≈ " + safeio.Size(n) }
