@@ -22,13 +22,17 @@ func chooseMode(p *verdict.Plan, v *verdict.Verdict, opt Options, list []string,
 	steps := o.Step + 2 // a watch ends the re-run after the step that shows it lasts
 	var per int64
 	basis := ""
-	if opt.Measure != nil {
+	switch {
+	case opt.Measure != nil:
 		if s, err := opt.Measure(o.Step, o.Ranks[0], list); err == nil {
 			per = s.Bytes
 			basis = fmt.Sprintf("%d calls of %s, %d tensors, in %s", s.Calls, joinOr(list), s.Tensors, s.File)
 		} else {
 			basis = "not measured: " + err.Error()
 		}
+	case v.Plan != nil && v.Plan.Estimate != nil:
+		// a saved verdict: its plan was measured on the dump it came from
+		per, basis = v.Plan.Estimate.PerRankStep, v.Plan.Estimate.Basis
 	}
 	anyEst := &verdict.Estimate{PerRankStep: per, Ranks: len(all), Steps: steps, Total: per * int64(len(all)) * int64(steps), Budget: budget, Basis: basis}
 	sameEst := &verdict.Estimate{PerRankStep: per, Ranks: len(sameRanks), Steps: 1, Total: per * int64(len(sameRanks)), Basis: basis}
