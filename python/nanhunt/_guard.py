@@ -1,0 +1,210 @@
+"""StepGuard: nanhunt watch next to the training loop."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import threading
+import time
+import weakref
+from types import TracebackType
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, Type
+
+from . import _watch
+from ._errors import AnomalyError, NanhuntError
+from ._run import PathLike
+from ._watch import Event
+
+
+class StepGuard:
+    """Watch the dump while the job trains, and stop the loop at the first
+    NaN/Inf that lasts.
+
+    Call ``guard.step()`` once per training step, after msprobe's
+    ``debugger.step()``. The first call starts one ``nanhunt watch`` process
+    in the background; every call only looks at what it has reported so far,
+    so training never waits for it (unless max_lag says so). Once the watch
+    reports an anomaly, the next ``guard.step()`` calls
+    ``on_anomaly(verdict)`` when given, then raises AnomalyError carrying
+    the verdict when raise_on_anomaly is true (once). An overflow that the
+    next step no longer shows (a loss scaler skipped it) is no alarm: it is
+    kept in ``guard.recovered``.
+
+    dump_path: msprobe's dump_path (step0/, step1/, ... as they are written).
+    out_dir: where the watch writes the verdict and HTML report of the
+        anomaly (never inside the dump; None: the command's default,
+        nanhunt-watch/ in the current folder).
+    max_lag: None (the default) never waits. N makes ``guard.step()`` wait
+        while the watch is more than N steps behind the step just dumped,
+        at most lag_timeout seconds: with 1, the loop stops at the step after
+        the anomaly, which the watch reads to see that it lasts (0 waits for
+        each step to settle). For runs that dump every step.
+    first_step: the msprobe step of the first ``guard.step()`` call.
+    options: flags of ``nanhunt watch`` (see ``nanhunt.watch``): settle,
+        poll, log, monitor, rules, strict, jobs, state, ...
+    """
+
+    def __init__(
+        self,
+        dump_path: PathLike,
+        on_anomaly: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        raise_on_anomaly: bool = True,
+        out_dir: Optional[PathLike] = None,
+        *,
+        max_lag: Optional[int] = None,
+        lag_timeout: float = 60.0,
+        first_step: int = 0,
+        **options: Any,
+    ) -> None:
+        if max_lag is not None and max_lag < 0:
+            raise ValueError(f"max_lag is None or 0 or more, not {max_lag}")
+        self.dump_path = os.fspath(dump_path)
+        self.out_dir = os.fspath(out_dir) if out_dir is not None else None
+        self.on_anomaly = on_anomaly
+        self.raise_on_anomaly = raise_on_anomaly
+        self.max_lag = max_lag
+        self.lag_timeout = lag_timeout
+        self.first_step = first_step
+        options.setdefault("exit_on_anomaly", True)
+        self._options = options
+        _watch.argv(self.dump_path, {**options, "out_dir": self.out_dir})  # a value of the wrong kind fails here
+        #: the verdict of the anomaly, once the watch reported one
+        self.anomaly: Optional[Dict[str, Any]] = None
+        #: the watch's anomaly event (step, ranks, op, verdict and html files)
+        self.anomaly_event: Optional[Event] = None
+        #: the "recovered" events: overflows that did not last
+        self.recovered: List[Event] = []
+        #: the last events the watch reported, oldest first
+        self.events: Deque[Event] = collections.deque(maxlen=1000)
+        #: how many times step() was called
+        self.steps = 0
+        self._checked = first_step - 1  # the last step the watch is done with
+        self._suspect: Optional[int] = None  # a step waiting for the next one to tell
+        self._ended = False
+        self._handled = False
+        self._queue: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
+        self._process: Optional[_watch.Process] = None
+        self._closed = False
+
+    def step(self) -> None:
+        """Count one training step; raise AnomalyError (or call on_anomaly)
+        when the watch has reported the anomaly, NanhuntError when the watch
+        failed."""
+        if self._closed:
+            raise NanhuntError("StepGuard.step() after close()")
+        self.steps += 1
+        if self._process is None:
+            self._start()
+        self._drain()
+        if self.max_lag is not None:
+            self._catch_up(self.first_step + self.steps - 1 - self.max_lag)
+        if self.anomaly_event is not None and not self._handled:
+            self._handled = True
+            self.anomaly = self._verdict(self.anomaly_event)
+            if self.on_anomaly is not None:
+                self.on_anomaly(self.anomaly)
+            if self.raise_on_anomaly:
+                raise AnomalyError(self.anomaly, self.anomaly_event)
+
+    def close(self) -> None:
+        """Stop the watch (nothing happens when it never started)."""
+        self._closed = True
+        if self._process is not None:
+            self._process.stop()
+
+    def __enter__(self) -> "StepGuard":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        process = _watch.Process(_watch.argv(self.dump_path, {**self._options, "out_dir": self.out_dir}))
+        self._process = process
+        weakref.finalize(self, process.stop)
+        threading.Thread(target=_pump, args=(process, self._queue), name="nanhunt-watch", daemon=True).start()
+
+    def _drain(self, timeout: Optional[float] = None) -> bool:
+        """Take what the watch reported; wait up to timeout for one report
+        when there is none. Returns whether there was one."""
+        got = False
+        while True:
+            try:
+                if timeout is not None and not got:
+                    kind, item = self._queue.get(timeout=timeout)
+                else:
+                    kind, item = self._queue.get_nowait()
+            except queue.Empty:
+                return got
+            got = True
+            if kind == "error":
+                self._ended = True
+                raise item
+            if kind == "end":
+                self._ended = True
+                continue
+            self._note(item)
+
+    def _note(self, event: Event) -> None:
+        self.events.append(event)
+        kind, step = event.get("event"), event.get("step")
+        if kind == "anomaly" and self.anomaly_event is None:
+            self.anomaly_event = event
+        elif kind == "recovered":
+            self.recovered.append(event)
+        if not isinstance(step, int):
+            return
+        if kind == "suspect":
+            self._suspect = step
+        elif kind in ("recovered", "anomaly"):
+            self._suspect = None
+        if kind in ("step", "recovered"):
+            done = step
+        elif kind == "waiting":
+            done = step - 1  # the steps before it are checked, or suspect
+        else:
+            return
+        if self._suspect is not None:
+            done = min(done, self._suspect - 1)  # not done until the next step tells
+        self._checked = max(self._checked, done)
+
+    def _catch_up(self, step: int) -> None:
+        """Wait until the watch is done with step, has reported the anomaly
+        or has ended, at most lag_timeout seconds."""
+        deadline = time.monotonic() + self.lag_timeout
+        while self._checked < step and self.anomaly_event is None and not self._ended:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._drain(timeout=min(left, 0.5))
+
+    def _verdict(self, event: Event) -> Dict[str, Any]:
+        path = event.get("verdict")
+        if not path:
+            raise NanhuntError(f"nanhunt watch reported an anomaly at step {event.get('step')} without a verdict file")
+        try:
+            with open(path, encoding="utf-8") as f:
+                verdict = json.load(f)
+        except (OSError, ValueError) as e:
+            raise NanhuntError(f"the verdict of the anomaly at step {event.get('step')}: {e}", file=str(path)) from e
+        if not isinstance(verdict, dict):
+            raise NanhuntError("the verdict is not a JSON object", file=str(path))
+        return verdict
+
+
+def _pump(process: _watch.Process, out: "queue.Queue[Tuple[str, Any]]") -> None:
+    """Move the watch's events to the queue, then its end or its failure."""
+    try:
+        for event in process.events():
+            out.put(("event", event))
+    except BaseException as e:  # handed to the training thread
+        out.put(("error", e))
+    else:
+        out.put(("end", None))
