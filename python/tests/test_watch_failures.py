@@ -1,0 +1,78 @@
+"""What the package does when the watch misbehaves: a line that is not
+JSON, a death by signal, an alarm whose verdict file cannot be read. A
+stand-in binary plays the watch."""
+
+import os
+import stat
+import sys
+import tempfile
+import time
+import unittest
+
+import support  # noqa: F401  (puts the package under test on sys.path)
+import nanhunt
+
+# the stand-in: prints the lines of $FAKE_LINES (separated by "|"), then
+# exits with $FAKE_EXIT, or kills itself with $FAKE_SIGNAL
+FAKE = """
+import os, signal, sys
+for line in os.environ.get("FAKE_LINES", "").split("|"):
+    if line:
+        print(line, flush=True)
+if os.environ.get("FAKE_SIGNAL"):
+    os.kill(os.getpid(), int(os.environ["FAKE_SIGNAL"]))
+sys.stderr.write(os.environ.get("FAKE_STDERR", ""))
+sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+"""
+
+
+class Failures(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        script = os.path.join(self.tmp, "fake.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(FAKE)
+        binary = os.path.join(self.tmp, "nanhunt")
+        with open(binary, "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+        os.chmod(binary, stat.S_IRWXU)
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        os.environ["NANHUNT_BINARY"] = binary
+
+    def test_line_that_is_not_json(self):
+        os.environ["FAKE_LINES"] = '{"event": "step", "step": 0}|step 1: clean'
+        events = nanhunt.watch(self.tmp)
+        self.assertEqual(next(events)["step"], 0)
+        with self.assertRaisesRegex(nanhunt.NanhuntError, "not a JSON event: 'step 1: clean'"):
+            next(events)
+
+    def test_death_by_signal(self):
+        os.environ["FAKE_SIGNAL"] = "9"
+        with self.assertRaisesRegex(nanhunt.NanhuntError, "stopped by signal 9"):
+            list(nanhunt.watch(self.tmp))
+
+    def test_failure_gives_the_last_line_of_stderr(self):
+        os.environ.update(FAKE_EXIT="2", FAKE_STDERR="nanhunt: warning: slow disk\nnanhunt: --out: inside the dump\n")
+        with self.assertRaises(nanhunt.NanhuntError) as cm:
+            list(nanhunt.watch(self.tmp))
+        self.assertEqual((cm.exception.message, cm.exception.status), ("--out: inside the dump", 2))
+        self.assertIn("slow disk", cm.exception.stderr)
+
+    def test_alarm_whose_verdict_cannot_be_read(self):
+        missing = os.path.join(self.tmp, "verdict-step2.json")
+        os.environ["FAKE_LINES"] = f'{{"event": "anomaly", "step": 2, "verdict": "{missing}"}}'
+        guard = nanhunt.StepGuard(self.tmp)
+        self.addCleanup(guard.close)
+        deadline = time.monotonic() + 10
+        with self.assertRaises(nanhunt.NanhuntError) as cm:
+            while time.monotonic() < deadline:
+                guard.step()
+                time.sleep(0.05)
+        self.assertEqual(cm.exception.file, missing)
+
+
+if __name__ == "__main__":
+    unittest.main()
