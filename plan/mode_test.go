@@ -12,6 +12,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // On a generated run the plan is any-step by default: every step and every
@@ -110,4 +111,25 @@ func tensorDump(t *testing.T, rd string) ([]string, int64) {
 		}
 	}
 	return apis, total
+}
+
+// The plan says the NaN moves when the dump shows an earlier anomaly that
+// did not last, or the log shows skipped iterations.
+func TestPlanMoves(t *testing.T) {
+	base := func() *verdict.Verdict {
+		return &verdict.Verdict{Anomaly: true, Origin: &verdict.Origin{Step: 6, Ranks: []int{3, 7}, Op: "Torch.exp.0.forward", Captured: true}}
+	}
+	v := base()
+	if m := moves(v); m != "" {
+		t.Errorf("moves %q for a single anomaly", m)
+	}
+	v.Recovered = []verdict.Recovered{{Step: 2, Ranks: []int{1}, Op: "Torch.exp.0.forward"}}
+	if m := moves(v); !strings.Contains(m, "step 2 on rank 1") || !strings.Contains(m, "moves") {
+		t.Errorf("same op elsewhere: %q", m)
+	}
+	v = base()
+	v.Evidence = &verdict.Evidence{Log: &verdict.LogEvidence{Skipped: []verdict.SkippedIteration{{Iteration: 4, Step: 3}}}}
+	if m := moves(v); !strings.Contains(m, "skipped iteration 4") {
+		t.Errorf("log skips: %q", m)
+	}
 }

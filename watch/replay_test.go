@@ -75,6 +75,7 @@ func (r *replayer) run(t *testing.T, done chan<- struct{}) {
 							os.WriteFile(filepath.Join(to, side), b, 0o644)
 						}
 					}
+					copyTensors(t, from, to)
 				}
 				n := int(frac * float64(len(data)))
 				if err := os.WriteFile(filepath.Join(to, "dump.json"), data[:n], 0o644); err != nil {
@@ -113,4 +114,21 @@ func generate(t *testing.T, scenario string) string {
 	}
 	t.Fatalf("no scenario %s", scenario)
 	return ""
+}
+
+// copyTensors copies a rank's dump_tensor_data folder, when it has one.
+func copyTensors(t *testing.T, from, to string) {
+	files, _ := filepath.Glob(filepath.Join(from, tensorFolder, "*"))
+	if len(files) == 0 {
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(to, tensorFolder), 0o755); err != nil {
+		t.Error(err)
+		return
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			os.WriteFile(filepath.Join(to, tensorFolder, filepath.Base(f)), b, 0o644)
+		}
+	}
 }

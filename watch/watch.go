@@ -41,6 +41,9 @@ type Options struct {
 	// start (From and the last clean step come from it), written after
 	// every step checked.
 	StateFile string
+	// Prune, when set, deletes the tensor files of the steps checked clean
+	// but the last Prune.Keep.
+	Prune *Prune
 }
 
 // Sidecar is a source other than the dump: a growing training log, the
@@ -316,6 +319,9 @@ func (w *watcher) checkStep(ctx context.Context, l *listing, s int) (string, err
 		w.prev = &s
 		w.done(s)
 		w.send(Event{Kind: EventStep, Step: s, Status: "clean", Ranks: l.ranks[s]})
+		if w.opt.Prune != nil {
+			w.opt.Prune.stepClean(l.dirs[s])
+		}
 		return "", nil
 	}
 	w.suspect, w.suspectAt = &s, time.Now()

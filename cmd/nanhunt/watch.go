@@ -24,6 +24,7 @@ type watchFlags struct {
 	idleExit      time.Duration
 	untilStep     int
 	nice          int
+	prune         int
 }
 
 func watchCommand() *cobra.Command {
@@ -55,6 +56,12 @@ It stays out of training's way: one file at a time (--jobs), a lower
 scheduling priority (--nice), memory bounded by the steps not yet complete.
 --state FILE keeps what was checked, so that a new watch resumes there.
 
+--prune-clean-tensors N is the one way nanhunt writes inside a dump, and
+only when asked: it deletes the dump_tensor_data files of the steps it has
+checked clean, keeping those of the last N, so that a tensor dump of every
+step fits on disk. It never touches dump.json, stack.json or construct.json,
+nor a step that is not checked clean; OUT/pruned.log lists what it deleted.
+
 Exit status: 0 stopped without an anomaly, 1 an anomaly was found, 2 unusable
 input or bad usage.`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
@@ -79,6 +86,7 @@ input or bad usage.`,
 	cmd.Flags().DurationVar(&f.idleExit, "idle-exit", 0, "stop when the folder has not changed for this long (0: never)")
 	cmd.Flags().IntVar(&f.untilStep, "until-step", -1, "stop once this step is checked")
 	cmd.Flags().IntVar(&f.nice, "nice", 10, "scheduling priority to lower the watch to (0 keeps it)")
+	cmd.Flags().IntVar(&f.prune, "prune-clean-tensors", 0, "delete the tensor files (dump_tensor_data) of the steps checked clean, keeping those of the last N (at least 1); logged to OUT/pruned.log")
 	return cmd
 }
 
@@ -108,6 +116,18 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("prune-clean-tensors") && f.prune < 1 {
+		return fmt.Errorf("--prune-clean-tensors %d: keep at least the last clean step (the one before an anomaly)", f.prune)
+	}
+	var prune *watch.Prune
+	if f.prune > 0 {
+		log, err := openPruneLog(outDir)
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		prune = &watch.Prune{Keep: f.prune, Log: log}
+	}
 	lowerPriority(f.nice)
 	var until *int
 	if f.untilStep >= 0 {
@@ -119,7 +139,7 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	v, err := watch.Run(ctx, watch.Options{
 		Path: path, Trace: trace.Options{Rules: opt.Rules, Ranks: opt.Ranks, Jobs: f.jobs, Strict: f.strict},
 		Poll: f.poll, Settle: f.settle, UntilStep: until, IdleExit: f.idleExit,
-		Sidecars: f.sidecars(), KeepGoing: !f.exitOnAnomaly, StateFile: f.state,
+		Sidecars: f.sidecars(), KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
 	if err != nil {
 		return err
@@ -155,4 +175,13 @@ func runHook(ctx context.Context, command string, env []string) error {
 		return fmt.Errorf("--on-anomaly %q: %w", command, err)
 	}
 	return nil
+}
+
+// openPruneLog opens OUT/pruned.log for appending: the record of what
+// --prune-clean-tensors deleted, outside the dump.
+func openPruneLog(outDir string) (*os.File, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(outDir, "pruned.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }

@@ -149,3 +149,30 @@ func TestWatchTextGolden(t *testing.T) {
 	}
 	golden(t, "watch-alarm.txt", strings.NewReplacer(outDir, "alarms", dir, "dump").Replace(stdout))
 }
+
+// --prune-clean-tensors keeps at least one clean step, and logs outside
+// the dump.
+func TestWatchPruneFlag(t *testing.T) {
+	dir := finishedRun(t, "log-negative")
+	tensors := filepath.Join(dir, "step1", "rank0", "dump_tensor_data")
+	if err := os.MkdirAll(tensors, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tensors, "x.pt"), []byte("t"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "0", "--out", out); code != exitError || !strings.Contains(stderr, "at least") {
+		t.Errorf("--prune-clean-tensors 0: exit %d, %s", code, stderr)
+	}
+	// one clean step (1) and Keep 1: nothing to delete yet
+	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "1", "--out", out, "--settle", "50ms", "--poll", "20ms", "--exit-on-anomaly"); code != exitAnomaly {
+		t.Fatalf("exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(tensors, "x.pt")); err != nil {
+		t.Errorf("the last clean step's tensors were deleted: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pruned.log")); err != nil {
+		t.Errorf("no pruned.log: %v", err)
+	}
+}
