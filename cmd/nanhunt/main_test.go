@@ -128,7 +128,7 @@ func TestExitStatusAndErrors(t *testing.T) {
 		{"not a dump", []string{"trace", t.TempDir()}, exitError, "no msprobe dump found"},
 		{"bad steps", []string{"trace", dir, "--steps", "x"}, exitError, "--steps"},
 		{"no matching ranks", []string{"trace", dir, "--ranks", "9"}, exitError, "no rank folder matches"},
-		{"bad format", []string{"trace", dir, "--format", "xml"}, exitError, "want text, json or markdown"},
+		{"bad format", []string{"trace", dir, "--format", "xml"}, exitError, "want text, json, markdown or skill"},
 		{"output inside the dump", []string{"trace", dir, "-o", filepath.Join(dir, "step0", "verdict.json")}, exitError, "inside the dump"},
 		{"nothing to read", []string{"trace"}, exitError, "give a dump folder, --log FILE or --monitor DIR"},
 		{"plan: nothing to read", []string{"plan"}, exitError, "nothing to read"},

@@ -30,7 +30,7 @@ type traceFlags struct {
 
 func (f *traceFlags) register(cmd *cobra.Command) {
 	f.registerAnalysis(cmd)
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json (the stable verdict) or markdown (a summary for an issue tracker)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json (the stable verdict), markdown (a summary for an issue tracker) or skill (the nan-overflow-detection skill's shapes)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
 	f.evidence.register(cmd)
 }
@@ -60,7 +60,7 @@ func (f *traceFlags) options(path string) (trace.Options, error) {
 }
 
 // verdictFormats are the --format values of trace and demo.
-var verdictFormats = []string{"text", "json", "markdown"}
+var verdictFormats = []string{"text", "json", "markdown", "skill"}
 
 // check refuses flag values that parse but mean nothing, before anything
 // is read; formats are those the command writes.
@@ -203,6 +203,8 @@ func write(w io.Writer, format string, v *verdict.Verdict) error {
 		return report.JSON(w, v)
 	case "markdown":
 		return report.Markdown(w, v)
+	case "skill":
+		return report.Skill(w, v)
 	}
 	return report.Text(w, v)
 }

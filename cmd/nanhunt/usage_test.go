@@ -42,7 +42,7 @@ func TestUsage(t *testing.T) {
 		{"--ranks given empty", []string{"trace", missing, "--ranks="}, exitError, "--ranks: an empty list", ""},
 		{"--ranks of export", []string{"export", missing, "-o", missing + "-out", "--ranks", "0,,1"}, exitError, `--ranks "0,,1": an empty item`, ""},
 		{"--steps of synth", []string{"synth", "--steps", "0,,5", "-o", missing}, exitError, `--steps "0,,5": an empty item`, ""},
-		{"--format checked without a dump", []string{"trace", "--log", missing, "--format", "xml"}, exitError, `--format "xml": want text, json or markdown`, ""},
+		{"--format checked without a dump", []string{"trace", "--log", missing, "--format", "xml"}, exitError, `--format "xml": want text, json, markdown or skill`, ""},
 		{"plan --format", []string{"plan", missing, "--format", "markdown"}, exitError, `--format "markdown": want text or json`, ""},
 	}
 	for _, tt := range tests {
