@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,18 +52,25 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 		return false
 	}
 	if f.Changed {
-		return f.Value.String() == "json"
+		return jsonFormats[f.Value.String()]
 	}
 	for i, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--format=json" || (a == "--format" && i+1 < len(args) && args[i+1] == "json") {
+		if v, ok := strings.CutPrefix(a, "--format="); ok && jsonFormats[v] {
+			return true
+		}
+		if a == "--format" && i+1 < len(args) && jsonFormats[args[i+1]] {
 			return true
 		}
 	}
 	return false
 }
+
+// jsonFormats are the --format values programs parse as one JSON object:
+// an unusable input gives them one too.
+var jsonFormats = map[string]bool{"json": true, "skill": true}
 
 // writeErrorJSON writes err as an errorVerdict.
 func writeErrorJSON(w io.Writer, err error) error {

@@ -39,6 +39,7 @@ func TestErrorJSON(t *testing.T) {
 		offset  *int64
 	}{
 		{"a missing dump", []string{"trace", missing, "--format", "json"}, "no such file", missing, nil},
+		{"a missing dump, skill shapes", []string{"trace", missing, "--format", "skill"}, "no such file", missing, nil},
 		{"a truncated dump.json", []string{"trace", cut, "--format", "json"}, "file ends early", cut, off(300)},
 		{"a bad --steps", []string{"trace", rank, "--format", "json", "--steps", "3-1"}, `--steps: bad range "3-1"`, "", nil},
 		{"an explicit --jobs 0", []string{"trace", rank, "--format=json", "--jobs", "0"}, "--jobs 0", "", nil},
