@@ -22,3 +22,6 @@ from ._version import __version__
 from ._watch import watch
 
 __all__ = ["AnomalyError", "NanhuntError", "StepGuard", "binary", "plan", "trace", "watch", "__version__"]
+
+# tracebacks name them nanhunt.NanhuntError, nanhunt.AnomalyError
+NanhuntError.__module__ = AnomalyError.__module__ = __name__
