@@ -40,7 +40,8 @@ class StepGuard:
         while the watch is more than N steps behind the step just dumped,
         at most lag_timeout seconds: with 1, the loop stops at the step after
         the anomaly, which the watch reads to see that it lasts (0 waits for
-        each step to settle). For runs that dump every step.
+        each step to settle). It waits only when both steps were dumped (a
+        stepN folder exists).
     first_step: the msprobe step of the first ``guard.step()`` call.
     options: flags of ``nanhunt watch`` (see ``nanhunt.watch``): settle,
         poll, log, monitor, rules, strict, jobs, state, ...
@@ -99,7 +100,12 @@ class StepGuard:
             self._start()
         self._drain()
         if self.max_lag is not None:
-            self._catch_up(self.first_step + self.steps - 1 - self.max_lag)
+            just_dumped = self.first_step + self.steps - 1
+            target = just_dumped - self.max_lag
+            # only after a dumped step, for a dumped step: msprobe's "step"
+            # list may leave steps out, and nothing would ever report them
+            if self._dumped(just_dumped) and self._dumped(target):
+                self._catch_up(target)
         if self.anomaly_event is not None and not self._handled:
             self._handled = True
             self.anomaly = self._verdict(self.anomaly_event)
@@ -174,6 +180,9 @@ class StepGuard:
         if self._suspect is not None:
             done = min(done, self._suspect - 1)  # not done until the next step tells
         self._checked = max(self._checked, done)
+
+    def _dumped(self, step: int) -> bool:
+        return os.path.isdir(os.path.join(self.dump_path, f"step{step}"))
 
     def _catch_up(self, step: int) -> None:
         """Wait until the watch is done with step, has reported the anomaly

@@ -98,6 +98,32 @@ class Guard(unittest.TestCase):
                 time.sleep(0.1)
         guard.step()  # raised once: the loop may go on
 
+    def test_steps_not_dumped_are_not_waited_for(self):
+        # msprobe "step": [0, 2, 4, 6]; step 4 shows NaN weights, which only step 6 can confirm:
+        # a guard that waited for step 4 after step 5 (never dumped) would wait lag_timeout
+        sparse = LiveDump(support.synth("sparse-steps-undumped-origin", os.path.join(self.tmp, "sparse")),
+                          os.path.join(self.tmp, "sparse-dump"))
+        self.assertEqual(sparse.steps, [0, 2, 4, 6])
+        guard = nanhunt.StepGuard(sparse.dump_path, out_dir=self.out, max_lag=1, lag_timeout=30, **FAST)
+        self.addCleanup(guard.close)
+        started = time.monotonic()
+        for step in range(7):
+            if step in sparse.steps:
+                sparse.write(step)
+            try:
+                guard.step()
+            except nanhunt.AnomalyError:
+                break
+        self.assertLess(time.monotonic() - started, 20)
+        deadline = time.monotonic() + 20
+        while guard.anomaly is None and time.monotonic() < deadline:
+            try:
+                guard.step()
+            except nanhunt.AnomalyError:
+                pass
+            time.sleep(0.1)
+        self.assertEqual(guard.anomaly["origin"]["step"], 4)
+
     def test_close_stops_the_watch(self):
         guard = nanhunt.StepGuard(self.live.dump_path, out_dir=self.out, **FAST)
         guard.step()
