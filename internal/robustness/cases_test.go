@@ -274,10 +274,10 @@ func cases() []adversarialCase {
 		},
 		{
 			class: "memory", name: "watch-many-steps",
-			input:  "nanhunt watch over a finished run of 2,000 clean steps (10,000 in the full run)",
+			input:  "nanhunt watch over a finished run of 1,000 clean steps (10,000 in the full run)",
 			answer: "every step checked once, in memory that does not follow the step count",
 			setup: func(t *testing.T, in, out string) []string {
-				steps := make([]string, size(2_000, 10_000))
+				steps := make([]string, size(1_000, 10_000))
 				for i := range steps {
 					steps[i] = fmt.Sprintf("step%d", i)
 				}
