@@ -122,7 +122,7 @@ func runProbes(ctx context.Context, r *Run, probes []*probe, jobs int) {
 						continue
 					}
 					sc := &scanner{kind: file.kind, classify: classify, sink: ps}
-					sc.scan(newRecordReader(cancelReader{ctx, fh}, 256<<10))
+					sc.scan(newRecordReader(safeio.CancelReader(ctx, fh), 256<<10))
 					fh.Close()
 				}
 			}

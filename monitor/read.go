@@ -179,7 +179,7 @@ func readFile(ctx context.Context, root string, file File, rs *rankState, maxWar
 		return
 	}
 	defer fh.Close()
-	cr := &countingReader{r: cancelReader{ctx, fh}}
+	cr := &countingReader{r: safeio.CancelReader(ctx, fh)}
 	sc := &scanner{kind: file.kind, classify: classify, sink: fs}
 	if sc.scan(newRecordReader(cr, 256<<10)) {
 		rs.files++

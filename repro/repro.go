@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/trace"
 )
 
@@ -94,7 +95,7 @@ func Write(opt Options) (*Case, error) {
 	if opt.Out == "" {
 		return nil, fmt.Errorf("no case folder given (-o DIR)")
 	}
-	if dump.Inside(opt.Out, opt.Path) {
+	if outguard.Inside(opt.Out, opt.Path) {
 		return nil, fmt.Errorf("refusing to write %s inside the dump folder %s", opt.Out, opt.Path)
 	}
 	if err := checkOut(opt.Out, opt.Force); err != nil {
@@ -119,7 +120,7 @@ func Write(opt Options) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dump.Inside(opt.Out, b.dir) {
+	if outguard.Inside(opt.Out, b.dir) {
 		return nil, fmt.Errorf("refusing to write %s inside the dump folder %s", opt.Out, b.dir)
 	}
 	if err := b.locate(); err != nil {

@@ -46,7 +46,7 @@ func openInput(ctx context.Context, path string) (*input, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory", path)
 	}
-	raw := bufio.NewReaderSize(cancelReader{ctx, f}, 64<<10)
+	raw := bufio.NewReaderSize(safeio.CancelReader(ctx, f), 64<<10)
 	in := &input{f: f}
 	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(raw)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 )
 
 // copyTree copies the regular files under src to dst.
@@ -196,8 +196,8 @@ func TestOutputGuardWrites(t *testing.T) {
 	}
 }
 
-// The libraries' own check, dump.Inside (repro and export call it), fails
-// closed too: a path through a link loop counts as inside.
+// The libraries' own check, outguard.Inside (repro and export call it),
+// fails closed too: a path through a link loop counts as inside.
 func TestDumpInsideFailsClosed(t *testing.T) {
 	root := t.TempDir()
 	os.Symlink("b", filepath.Join(root, "a"))
@@ -213,8 +213,8 @@ func TestDumpInsideFailsClosed(t *testing.T) {
 		{"a dump through a link loop", filepath.Join(root, "v.json"), filepath.Join(root, "a", "dump"), true},
 	}
 	for _, tt := range tests {
-		if got := dump.Inside(tt.path, tt.dir); got != tt.want {
-			t.Errorf("%s: dump.Inside(%s, %s) = %v, want %v", tt.name, tt.path, tt.dir, got, tt.want)
+		if got := outguard.Inside(tt.path, tt.dir); got != tt.want {
+			t.Errorf("%s: outguard.Inside(%s, %s) = %v, want %v", tt.name, tt.path, tt.dir, got, tt.want)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/outguard"
 )
 
 // ManifestName is the file, in the output folder, that describes an export.
@@ -30,7 +30,7 @@ func prepareOutput(out, dumpPath string, force bool) error {
 	if out == "" {
 		return errors.New("no output folder given")
 	}
-	if dump.Inside(out, dumpPath) {
+	if outguard.Inside(out, dumpPath) {
 		return fmt.Errorf("refusing to write %s: %w %s", out, ErrInsideDump, dumpPath)
 	}
 	info, err := os.Stat(out)

@@ -89,3 +89,19 @@ func Within(path, dir string) (bool, error) {
 		}
 	}
 }
+
+// Inside reports whether path lies within the dump at dumpPath (a folder,
+// or a dump.json, which stands for its folder), failing closed: when
+// either place cannot be told, it reports true. The libraries that write
+// (repro, export) check with it; the command checks with a Guard.
+func Inside(path, dumpPath string) bool {
+	if dumpPath == "" {
+		return false
+	}
+	dir := dumpPath
+	if info, err := os.Stat(dumpPath); err == nil && !info.IsDir() {
+		dir = filepath.Dir(dumpPath)
+	}
+	in, err := Within(path, dir)
+	return err != nil || in
+}

@@ -1,6 +1,7 @@
 package safeio
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -131,4 +132,20 @@ func Changed(path string, was Identity) (bool, string) {
 		return true, "it was written to"
 	}
 	return false, ""
+}
+
+// CancelReader reads r until ctx is done: each read first checks ctx, so a
+// scan of a large file stops within one read of a Ctrl-C.
+func CancelReader(ctx context.Context, r io.Reader) io.Reader { return cancelReader{ctx, r} }
+
+type cancelReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c cancelReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
