@@ -38,7 +38,7 @@
 //
 // Nothing is ever written inside the dump.
 //
-// It imports dump, internal/jsonlex, internal/safeio, trace (to find the root
-// op when none is
+// It imports dump, internal/jsonlex, internal/safeio, internal/outguard
+// (never to write inside the dump), trace (to find the root op when none is
 // named) and verdict.
 package repro

@@ -15,6 +15,6 @@
 // dump.json yields the rows before the damage and a warning with the byte
 // offset; the other files are written as usual.
 //
-// It imports dump, internal/safeio and policy (which statistics decide what a
-// tensor holds).
+// It imports dump, internal/safeio, internal/outguard (never to write
+// inside the dump) and policy (which statistics decide what a tensor holds).
 package export
