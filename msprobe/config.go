@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 )
 
 // Config is an msprobe config.json for PyTorch dumps.
@@ -133,6 +134,14 @@ func (c *Config) UnmarshalJSON(data []byte) error {
 
 // Indented is the config as msprobe's documentation lays it out.
 func (c Config) Indented() ([]byte, error) {
+	// JSON holds text: a path or name that is not UTF-8 would be written
+	// as another one (U+FFFD in place of its bytes), and msprobe would
+	// dump somewhere else
+	for _, s := range append(append([]string{c.Task, c.DumpPath, c.Level, c.Section.SummaryMode}, c.Section.List...), append(c.Section.Scope, c.Section.DataMode...)...) {
+		if !utf8.ValidString(s) {
+			return nil, fmt.Errorf("msprobe config: %q is not UTF-8, which config.json cannot hold", s)
+		}
+	}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -136,8 +137,13 @@ func FuzzConfig(f *testing.F) {
 		c := Config{Task: task, DumpPath: dumpPath, Step: []int{step}, Rank: []int{rank}, Level: level,
 			Section: Section{List: []string{list}, DataMode: []string{mode}, SummaryMode: summary}}
 		data, err := c.Indented()
+		text := utf8.ValidString(task) && utf8.ValidString(dumpPath) && utf8.ValidString(level) && utf8.ValidString(list) &&
+			utf8.ValidString(mode) && utf8.ValidString(summary)
+		if (err == nil) != text {
+			t.Fatalf("Indented: %v, for strings that are UTF-8: %v", err, text)
+		}
 		if err != nil {
-			t.Fatal(err)
+			return // config.json cannot hold it: refused, not rewritten
 		}
 		wantOK := tasks[task] && dumpPath != "" && step >= 0 && rank >= 0 && levels[level] &&
 			dataModes[mode] && summaryModes[summary]
