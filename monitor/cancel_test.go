@@ -3,34 +3,10 @@ package monitor
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/ctxtest"
 )
-
-// cancelAfter is a context cancelled at the nth call of Err: the
-// cancellation lands in the middle of a read whatever the machine's speed.
-type cancelAfter struct {
-	context.Context
-	n     int64
-	calls atomic.Int64
-	once  sync.Once
-	done  chan struct{}
-}
-
-func newCancelAfter(n int64) *cancelAfter {
-	return &cancelAfter{Context: context.Background(), n: n, done: make(chan struct{})}
-}
-
-func (c *cancelAfter) Err() error {
-	if c.calls.Add(1) >= c.n {
-		c.once.Do(func() { close(c.done) })
-		return context.Canceled
-	}
-	return nil
-}
-
-func (c *cancelAfter) Done() <-chan struct{} { return c.done }
 
 // A cancelled context makes Read return context.Canceled at its next
 // check, without reading on: a few checks after the cancellation, while a
@@ -38,11 +14,11 @@ func (c *cancelAfter) Done() <-chan struct{} { return c.done }
 func TestReadCancelled(t *testing.T) {
 	dir := t.TempDir()
 	writeBigActv(t, dir, 16)
-	never := newCancelAfter(1 << 62)
+	never := ctxtest.NewCancelAfter(1 << 62)
 	if _, err := Read(never, dir, Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
-	checks := never.calls.Load()
+	checks := never.Checks()
 	if checks < 50 {
 		t.Fatalf("a whole read of 16 MB checks the context %d times; the test needs more", checks)
 	}
@@ -55,12 +31,12 @@ func TestReadCancelled(t *testing.T) {
 		{"cancelled half way", checks / 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := newCancelAfter(tt.at)
+			ctx := ctxtest.NewCancelAfter(tt.at)
 			r, err := Read(ctx, dir, Options{Jobs: 1})
 			if !errors.Is(err, context.Canceled) || r != nil {
 				t.Fatalf("Read = %v, %v; want context.Canceled", r, err)
 			}
-			if after := ctx.calls.Load() - tt.at; after > 3 {
+			if after := ctx.Checks() - tt.at; after > 3 {
 				t.Errorf("%d checks after the cancellation: the read went on", after)
 			}
 		})

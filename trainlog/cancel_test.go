@@ -3,34 +3,10 @@ package trainlog
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/ctxtest"
 )
-
-// cancelAfter is a context cancelled at the nth call of Err: the
-// cancellation lands in the middle of a read whatever the machine's speed.
-type cancelAfter struct {
-	context.Context
-	n     int64
-	calls atomic.Int64
-	once  sync.Once
-	done  chan struct{}
-}
-
-func newCancelAfter(n int64) *cancelAfter {
-	return &cancelAfter{Context: context.Background(), n: n, done: make(chan struct{})}
-}
-
-func (c *cancelAfter) Err() error {
-	if c.calls.Add(1) >= c.n {
-		c.once.Do(func() { close(c.done) })
-		return context.Canceled
-	}
-	return nil
-}
-
-func (c *cancelAfter) Done() <-chan struct{} { return c.done }
 
 // A cancelled context makes Read return context.Canceled at its next
 // check, without reading on: a few checks after the cancellation, while a
@@ -39,11 +15,11 @@ func TestReadCancelled(t *testing.T) {
 	first, _ := writeMegatronLog(t, 8<<20)
 	second, _ := writeMegatronLog(t, 1<<20)
 	paths := []string{first, second}
-	never := newCancelAfter(1 << 62)
+	never := ctxtest.NewCancelAfter(1 << 62)
 	if _, err := Read(never, paths, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	checks := never.calls.Load()
+	checks := never.Checks()
 	if checks < 30 {
 		t.Fatalf("a whole read of 9 MB checks the context %d times; the test needs more", checks)
 	}
@@ -58,12 +34,12 @@ func TestReadCancelled(t *testing.T) {
 		{"cancelled at the last check", checks},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := newCancelAfter(tt.at)
+			ctx := ctxtest.NewCancelAfter(tt.at)
 			l, err := Read(ctx, paths, Options{})
 			if !errors.Is(err, context.Canceled) || l != nil {
 				t.Fatalf("Read = %v, %v; want context.Canceled", l, err)
 			}
-			if after := ctx.calls.Load() - tt.at; after > 3 {
+			if after := ctx.Checks() - tt.at; after > 3 {
 				t.Errorf("%d checks after the cancellation: the read went on", after)
 			}
 		})

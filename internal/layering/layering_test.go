@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"internal/layering":   {},
 	"internal/safeio":     {},
 	"internal/robustness": {},
+	"internal/ctxtest":    {},
 	"internal/outguard":   {},
 	"dump":                {"internal/jsonlex", "nonfinite"},
 	"policy":              {"dump", "internal/safeio", "nonfinite"},
