@@ -134,6 +134,9 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 		until = &f.untilStep
 	}
 	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
+	if f.format == "text" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v); Ctrl-C stops\n", path, f.settle)
+	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	v, err := watch.Run(ctx, watch.Options{
