@@ -14,6 +14,8 @@ from wheel.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+with open(os.path.join(HERE, "VERSION")) as f:
+    VERSION = f.read().strip()
 
 # Go's GOARCH -> the wheel's machine name; the binary needs no libc at all,
 # so it runs on glibc (manylinux) and musl (musllinux) systems alike
@@ -54,7 +56,9 @@ class build_binary(build_scripts):
         self.mkpath(self.build_dir)
         out = os.path.abspath(os.path.join(self.build_dir, "nanhunt"))
         env = dict(os.environ, CGO_ENABLED="0")
-        cmd = [go(), "build", "-trimpath", "-o", out, "./cmd/nanhunt"]
+        # the release the wheel is, for `nanhunt version`
+        release = "-X main.release=" + VERSION
+        cmd = [go(), "build", "-trimpath", "-ldflags=" + release, "-o", out, "./cmd/nanhunt"]
         print("building the nanhunt binary:", " ".join(cmd), flush=True)
         subprocess.run(cmd, cwd=REPO, env=env, check=True)
         self.outfiles = [out]

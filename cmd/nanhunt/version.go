@@ -20,7 +20,11 @@ func versionCommand() *cobra.Command {
 	}
 }
 
-// version is the module version ("v1.2.0" for go install ...@v1.2.0), and
+// release is the version a packaged build was given (the wheel sets it
+// with -ldflags "-X main.release=0.1.0"); "" otherwise.
+var release string
+
+// version is the release of a packaged build, the module version ("v1.2.0" for go install ...@v1.2.0), and
 // the VCS revision and time a local build was made from ("devel 1a2b3c4d5e6f
 // 2026-12-01T20:40:00Z, modified").
 func version() string {
@@ -31,6 +35,9 @@ func version() string {
 	v := bi.Main.Version
 	if v == "" || v == "(devel)" {
 		v = "devel"
+	}
+	if release != "" {
+		v = release
 	}
 	var rev, at string
 	modified := false

@@ -89,6 +89,9 @@ class Binary(unittest.TestCase):
         done = subprocess.run([sys.executable, "-m", "nanhunt", "version"], env=support.child_env(),
                               stdout=subprocess.PIPE, text=True, check=True)
         self.assertRegex(done.stdout, r"^nanhunt .*\(verdict schema nanhunt/verdict/v1\)")
+        if support.WHEEL:
+            # the wheel's binary knows the release it was packaged as
+            self.assertTrue(done.stdout.startswith(f"nanhunt {version()}, "), done.stdout)
 
     def test_override_that_is_not_executable(self):
         with tempfile.NamedTemporaryFile() as f:
