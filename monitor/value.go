@@ -33,8 +33,9 @@ func (c cell) positive() bool {
 	return c.class == vPosInf || (c.class == vFinite && !c.zero && !c.neg)
 }
 
-// classify reads a statistic the way strconv.ParseFloat does (a value out
-// of range counts as the infinity or zero it rounds to) without allocating
+// classify reads a statistic the way classifySlow does (strconv.ParseFloat,
+// a value out of range counts as the infinity or zero it rounds to, and
+// the non-finite spellings of package nonfinite) without allocating
 // for plain decimal numbers and the spellings nan, inf and -inf. An empty
 // cell is vMissing.
 func classify(b []byte) cell {
@@ -110,13 +111,23 @@ func classifyFast(b []byte) (cell, bool) {
 }
 
 // classifySlow is the reference: strconv.ParseFloat, with a value out of
-// range taken as the infinity (or zero) it rounds to.
+// range taken as the infinity (or zero) it rounds to, and the non-finite
+// spellings of package nonfinite, which also take a signed NaN ("-nan",
+// as C's printf writes it) that ParseFloat refuses.
 func classifySlow(b []byte) cell {
 	if len(b) == 0 {
 		return cell{class: vMissing}
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		switch c, _ := nonfinite.Parse(b); c {
+		case nonfinite.NaN:
+			return cell{class: vNaN}
+		case nonfinite.PosInf:
+			return cell{class: vPosInf}
+		case nonfinite.NegInf:
+			return cell{class: vNegInf}
+		}
 		return cell{class: vInvalid}
 	}
 	switch {
