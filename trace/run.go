@@ -334,7 +334,7 @@ func (m *modeResult) account(s *rankScan) {
 		m.cleared++
 	}
 	m.tensors += s.tensors
-	m.stats += s.stats
+	m.stats += max(s.stats, s.searchStats)
 	m.nanCheck = m.nanCheck || s.nanCheck
 	m.entries += int64(s.entries)
 	file := s.dir.Dump

@@ -93,6 +93,7 @@ type rankScan struct {
 	dupEntry      string          // the first entry with a member written twice
 	dupKey        string          // that member
 	ident         safeio.Identity // dump.json when it was opened
+	searchStats   int             // Max keys the byte search counted in the file
 	changed       string          // how dump.json changed while it was read, or ""
 	severeKept    int
 	negKept       int
@@ -196,6 +197,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.openErr = err
 			return s
 		}
+		// what the search saw of statistics counts for the files it
+		// clears and for the entries the walk skips
+		s.searchStats = hits.Stats
 		if policy.NoSuspects(hits) {
 			s.cleared = true
 			return s
