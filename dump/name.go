@@ -141,6 +141,13 @@ func (n Name) Op() string {
 
 // IsDistributed reports whether the entry is a torch.distributed (or
 // MindSpore communication) call.
+// IsBackward reports a call of the backward: a backward entry, a module's
+// parameter gradients, or any other name that ends in ".backward" (one
+// without a counter still says where it ran).
+func (n Name) IsBackward() bool {
+	return n.Dir == Backward || n.Dir == ParamGrad || (n.Dir == DirUnknown && strings.HasSuffix(n.Full, ".backward"))
+}
+
 func (n Name) IsDistributed() bool {
 	if n.Module {
 		return false

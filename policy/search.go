@@ -37,6 +37,5 @@ func ClearsFile(h *dump.Hits, lastBackward int64) bool {
 // IsBackwardName reports whether an entry name is a backward entry
 // (….backward, Module….backward.N, Module….parameters_grad.N): a gradient.
 func IsBackwardName(name string) bool {
-	d := dump.ParseName(name).Dir
-	return d == dump.Backward || d == dump.ParamGrad
+	return dump.ParseName(name).IsBackward()
 }

@@ -398,7 +398,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 // the last collective.
 func (s *rankScan) place(sc *scanner, e *dump.Entry, n dump.Name) {
 	switch {
-	case n.Dir == dump.Backward || n.Dir == dump.ParamGrad:
+	case n.IsBackward():
 		if s.firstBwd < 0 {
 			s.firstBwd = e.Index
 		}
@@ -531,7 +531,7 @@ func (s *rankScan) keepEvent(ev *event, n dump.Name) bool {
 	if all == 0 {
 		return false
 	}
-	severe := all&(nonfinite.NaN|nonfinite.PosInf) != 0 || n.Dir == dump.Backward || n.Dir == dump.ParamGrad || ev.param != 0
+	severe := all&(nonfinite.NaN|nonfinite.PosInf) != 0 || n.IsBackward() || ev.param != 0
 	if severe {
 		if s.severeKept < maxSevereEvents {
 			s.severeKept++
