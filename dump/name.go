@@ -139,8 +139,6 @@ func (n Name) Op() string {
 	return n.Prefix + "." + n.API
 }
 
-// IsDistributed reports whether the entry is a torch.distributed (or
-// MindSpore communication) call.
 // IsBackward reports a call of the backward: a backward entry, a module's
 // parameter gradients, or any other name that ends in ".backward" (one
 // without a counter still says where it ran).
@@ -148,6 +146,9 @@ func (n Name) IsBackward() bool {
 	return n.Dir == Backward || n.Dir == ParamGrad || (n.Dir == DirUnknown && strings.HasSuffix(n.Full, ".backward"))
 }
 
+// IsDistributed reports whether the entry is a torch.distributed (or
+// MindSpore communication) call: its name starts with "Distributed." or
+// "MintDistributed.", however the rest of it reads.
 func (n Name) IsDistributed() bool {
 	if n.Module {
 		return false
@@ -156,7 +157,7 @@ func (n Name) IsDistributed() bool {
 	case "Distributed", "MintDistributed":
 		return true
 	}
-	return false
+	return strings.HasPrefix(n.Full, "Distributed.") || strings.HasPrefix(n.Full, "MintDistributed.")
 }
 
 // ForwardName is the name of the forward call a backward entry belongs to
