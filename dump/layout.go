@@ -275,12 +275,18 @@ func (l *Layout) warnf(format string, args ...any) {
 // isNumbered reports whether name is prefix followed by a number as
 // msprobe writes it: decimal digits, no sign, no leading zero.
 func isNumbered(name, prefix string) bool {
+	_, ok := Numbered(name, prefix)
+	return ok
+}
+
+// Numbered reads a folder name msprobe writes, "step12" or "rank3" (prefix
+// and a number without sign or leading zero), as its number.
+func Numbered(name, prefix string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') {
-		return false
+		return 0, false
 	}
-	_, isNum := atoi(rest)
-	return isNum
+	return atoi(rest)
 }
 
 // looksNumbered reports a folder meant as a numbered one that msprobe

@@ -18,5 +18,6 @@
 // is reported as soon as it is seen, and the alarm names the source that
 // saw the anomaly first.
 //
-// It imports trace, verdict and internal/outguard (to write its state).
+// It imports dump (folder names), trace, verdict and internal/outguard (to
+// write its state).
 package watch

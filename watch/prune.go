@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
+
+	"github.com/nanhunt/nanhunt/dump"
 )
 
 // Prune deletes the tensor files (stepN/rankR/dump_tensor_data/) of steps
@@ -48,7 +49,7 @@ func (p *Prune) prune(stepDir string) {
 	}
 	var ranks []string
 	for _, e := range ents {
-		if _, ok := numbered(e.Name(), "rank"); ok && e.IsDir() {
+		if _, ok := dump.Numbered(e.Name(), "rank"); ok && e.IsDir() {
 			ranks = append(ranks, e.Name())
 		}
 	}
@@ -95,7 +96,7 @@ func deleteFiles(dir string) (int, int64, error) {
 }
 
 func rankNumber(name string) int {
-	n, _ := strconv.Atoi(name[len("rank"):])
+	n, _ := dump.Numbered(name, "rank")
 	return n
 }
 

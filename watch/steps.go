@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/nanhunt/nanhunt/dump"
 )
 
 // listing is what the dump_path holds at one look: for every step folder,
@@ -18,17 +18,6 @@ type listing struct {
 	last  map[int]int    // rank -> the latest step it has a folder in
 }
 
-// numbered reads "step12" or "rank3" as 12 or 3, the way msprobe writes
-// them (no sign, no leading zero).
-func numbered(name, prefix string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || rest == "" || len(rest) > 9 || (len(rest) > 1 && rest[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	return n, err == nil && n >= 0 && !strings.HasPrefix(rest, "+")
-}
-
 // look lists the step folders of root and the rank folders of the steps
 // from first on (earlier steps are done and not looked at again).
 func look(root string, first int) (*listing, error) {
@@ -38,7 +27,7 @@ func look(root string, first int) (*listing, error) {
 	}
 	l := &listing{ranks: map[int][]int{}, dirs: map[int]string{}, last: map[int]int{}}
 	for _, e := range ents {
-		s, ok := numbered(e.Name(), "step")
+		s, ok := dump.Numbered(e.Name(), "step")
 		if !ok || !e.IsDir() || s < first {
 			continue
 		}
@@ -52,7 +41,7 @@ func look(root string, first int) (*listing, error) {
 			continue // being created, or gone: looked at again next time
 		}
 		for _, e := range ents {
-			r, ok := numbered(e.Name(), "rank")
+			r, ok := dump.Numbered(e.Name(), "rank")
 			if !ok || !e.IsDir() {
 				continue
 			}
