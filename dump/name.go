@@ -115,12 +115,11 @@ func underscoreName(n Name, last, rest string) Name {
 		return n
 	}
 	call, isNum := atoi(num)
-	pass, isPass := atoi(m)
-	if !isNum || !isPass || pass > 1 {
+	if !isNum || (m != "0" && m != "1") {
 		return n
 	}
 	n.Prefix, n.API, n.Call, n.Dir, n.UnderscoreCounters = rest, api, call, Forward, true
-	if pass == 1 {
+	if m == "1" {
 		n.Dir = Backward
 	}
 	return n
@@ -158,6 +157,19 @@ func (n Name) IsDistributed() bool {
 		return true
 	}
 	return strings.HasPrefix(n.Full, "Distributed.") || strings.HasPrefix(n.Full, "MintDistributed.")
+}
+
+// CollectiveAPI is the api a collective entry calls: the op without its
+// "Distributed." or "MintDistributed." prefix, for a name that reads and
+// for one that does not ("Distributed.recv" calls recv).
+func (n Name) CollectiveAPI() string {
+	op := n.Op()
+	for _, p := range [...]string{"Distributed.", "MintDistributed."} {
+		if api, ok := strings.CutPrefix(op, p); ok {
+			return api
+		}
+	}
+	return n.API
 }
 
 // ForwardName is the name of the forward call a backward entry belongs to
@@ -209,8 +221,10 @@ func cutLastByte(s string, sep byte) (before, after string, ok bool) {
 	return s[:i], s[i+1:], true
 }
 
+// atoi reads a counter: digits only, any number of them; a counter past
+// maxCall reads as maxCall.
 func atoi(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
+	if s == "" {
 		return 0, false
 	}
 	n := 0
@@ -219,7 +233,11 @@ func atoi(s string) (int, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int(c-'0')
+		n = min(n*10+int(c-'0'), maxCall)
 	}
 	return n, true
 }
+
+// maxCall bounds a call counter: no run calls one API a billion times in a
+// step, and a longer number in a name still reads as a counter.
+const maxCall = 999_999_999

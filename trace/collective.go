@@ -29,8 +29,9 @@ type collEvent struct {
 // readCollective reads a collective entry. seen counts earlier calls per
 // pairing base on this rank.
 func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) collEvent {
-	ev := collEvent{index: e.Index, name: e.Name, api: n.API, peer: -1}
-	spec := policy.Collective(n.API)
+	api := n.CollectiveAPI()
+	ev := collEvent{index: e.Index, name: e.Name, api: api, peer: -1}
+	spec := policy.Collective(api)
 
 	groupKey := ""
 	for _, a := range e.Args {
@@ -124,7 +125,7 @@ func pairKey(ev *collEvent, n dump.Name, groupKey string, rank int, seen map[str
 		// the occurrence
 		return "name:" + n.Op(), "name:" + n.Full
 	default:
-		base = "coll:" + groupKey + ":" + n.API // groupKey "" is the default group
+		base = "coll:" + groupKey + ":" + ev.api // groupKey "" is the default group
 	}
 	k := seen[base]
 	seen[base] = k + 1

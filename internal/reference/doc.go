@@ -45,7 +45,10 @@
 //  5. The rules match the op name without counter and direction, so they
 //     apply to backward entries too: slot 0 of `*.copy_` is `input[0]` of
 //     `Tensor.copy_.0.backward`, and a mask op's backward drops -inf from
-//     its outputs.
+//     its outputs. The skill's `{prefix}.{api}_{N}_{M}` names (M 0 or 1)
+//     read as `{prefix}.{api}`; a name of no known form is its own op, and
+//     a collective's api is its op after "Distributed." or
+//     "MintDistributed.".
 //  6. "Receive slots on the input side are ignored": read as receive slots
 //     that are not also a send slot on that rank. all_reduce and reduce
 //     slot 0 is both and is judged on the input side; broadcast's slot 0

@@ -23,12 +23,14 @@ func isDigits(s string) bool {
 }
 
 // parseName splits an entry name from the right: "{op}.{N}.{forward|
-// backward}" (APIs) or "{op}.{forward|backward|parameters_grad}.{N}"
-// (modules).
+// backward}" (APIs), "{op}.{forward|backward|parameters_grad}.{N}"
+// (modules) or "{prefix}.{api}_{N}_{M}" (the skill's form, M 0 forward and
+// 1 backward).
 func parseName(name string) nameParts {
 	p := nameParts{op: name}
 	segs := strings.Split(name, ".")
-	if n := len(segs); n >= 3 {
+	n := len(segs)
+	if n >= 3 {
 		last, prev := segs[n-1], segs[n-2]
 		switch {
 		case (last == "forward" || last == "backward") && isDigits(prev):
@@ -36,6 +38,12 @@ func parseName(name string) nameParts {
 		case isDigits(last) && (prev == "forward" || prev == "backward" || prev == "parameters_grad"):
 			p.op = strings.Join(segs[:n-2], ".")
 			p.backward = segs[0] == "Module" && (prev == "backward" || prev == "parameters_grad")
+		}
+	}
+	if p.op == name && n >= 2 {
+		if api, pass, ok := underscoreCounters(segs[n-1]); ok {
+			p.op = strings.Join(segs[:n-1], ".") + "." + api
+			p.backward = pass == "1"
 		}
 	}
 	if strings.HasSuffix(name, ".backward") {
@@ -48,6 +56,20 @@ func parseName(name string) nameParts {
 		}
 	}
 	return p
+}
+
+// underscoreCounters reads "{api}_{N}_{M}" with N digits and M 0 or 1.
+func underscoreCounters(seg string) (api, pass string, ok bool) {
+	parts := strings.Split(seg, "_")
+	k := len(parts)
+	if k < 3 || !isDigits(parts[k-2]) || len(parts[k-2]) > 9 || (parts[k-1] != "0" && parts[k-1] != "1") {
+		return "", "", false
+	}
+	api = strings.Join(parts[:k-2], "_")
+	if api == "" {
+		return "", "", false
+	}
+	return api, parts[k-1], true
 }
 
 // glob matches s against a pattern whose only wildcard is '*' (any run of
