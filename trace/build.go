@@ -120,7 +120,7 @@ type builder struct {
 	r    *stepResult
 	v    *verdict.Verdict
 	p    pick
-	side *rankFiles // the main rank's stack.json and construct.json
+	det  *details // the main rank's details
 }
 
 // recovered summarises an anomalous step that the next step no longer
@@ -250,35 +250,28 @@ func (b *builder) origin() {
 	o.Op = p.root.name
 	o.Stage, o.Phase = p.root.phase.Stage(), p.root.phase.String()
 	s := r.scans[p.main]
-
-	names := []string{p.root.name}
-	if lf := l.first; lf != nil {
-		names = append(names, lf.name)
-		if lf.prevCleanName != "" {
-			names = append(names, lf.prevCleanName)
-		}
+	d := s.det
+	if d == nil {
+		d = readDetails(s)
 	}
-	b.side = readSideFiles(s.dir, names)
-	v.Warnings = append(v.Warnings, b.side.warnings...)
-	if b.side.construct != nil {
-		if c := b.side.construct.Chain(p.root.name); len(c) > 0 {
-			o.Chain = c
-		}
+	b.det = d
+	v.Warnings = append(v.Warnings, d.Warnings...)
+	if c := d.Chains[p.root.name]; len(c) > 0 {
+		o.Chain = c
 	}
-	frames := b.side.stackOf(p.root.name)
-	if uf := userFrames(frames); len(uf) > 0 {
+	if uf := userFrames(d.Stacks[p.root.name]); len(uf) > 0 {
 		o.Code = &uf[0]
 		o.Stack = uf
 	}
-	if s.changed == "" && s.fileChanged() {
+	if d.ChangedAfter != "" && s.changed == "" {
+		s.changed = d.ChangedAfter
 		v.Warnings = append(v.Warnings, verdict.Warning{File: s.dir.Dump, Message: "changed after it was analysed (" + s.changed + "): the origin's statistics below may be of another version"})
 	}
-	if e, err := readEntry(s.dir.Dump, p.root.offset, p.root.end); err == nil {
-		var left int
-		o.Inputs, o.Outputs, left = tensorStats(e)
-		v.Warnings = append(v.Warnings, entryWarnings(s.dir.Dump, e, left)...)
-	} else {
-		v.Warnings = append(v.Warnings, verdict.Warning{File: s.dir.Dump, Message: err.Error()})
+	if rows := d.Rows[p.root.index]; rows != nil {
+		if rows.Read {
+			o.Inputs, o.Outputs = rows.Inputs, rows.Outputs
+		}
+		v.Warnings = append(v.Warnings, rows.Warnings...)
 	}
 	if !o.Captured && !o.Collective {
 		b.interval()
@@ -290,13 +283,13 @@ func (b *builder) interval() {
 	o := b.v.Origin
 	first := b.r.locals[b.p.main].first
 	iv := &verdict.Interval{Before: verdict.OpRef{Step: b.r.step, Rank: b.p.main, Op: first.name}, Uncovered: []verdict.Frame{}}
-	after := b.side.stackOf(first.name)
+	after := b.det.Stacks[first.name]
 	if uf := userFrames(after); len(uf) > 0 {
 		iv.Code = &uf[0]
 	}
 	if first.prevClean >= 0 {
 		iv.After = &verdict.OpRef{Step: b.r.step, Rank: b.p.main, Op: first.prevCleanName}
-		before := b.side.stackOf(first.prevCleanName)
+		before := b.det.Stacks[first.prevCleanName]
 		if uf := userFrames(before); len(uf) > 0 {
 			iv.AfterCode = &uf[0]
 		}

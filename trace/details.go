@@ -97,6 +97,76 @@ func num(s dump.Stat) verdict.Number {
 	return verdict.Number{Value: s.Value, Valid: true}
 }
 
+// details are what a verdict shows of a rank's calls beyond its scan: the
+// tensors of the calls its origin may name (the root and the first sign),
+// their stacks and module chains, and the stacks of the first sign's clean
+// neighbour. Trace reads them from the rank's files for the rank the
+// verdict names; a summary carries them for every anomalous rank.
+type details struct {
+	Stacks       map[string][]dump.Frame `json:"stacks,omitempty"` // by entry name
+	Chains       map[string][]string     `json:"chains,omitempty"` // by entry name
+	Rows         map[int]*entryRows      `json:"rows,omitempty"`   // by entry index
+	Warnings     []verdict.Warning       `json:"warnings,omitempty"`
+	ChangedAfter string                  `json:"changed_after,omitempty"` // how dump.json changed after the scan
+}
+
+// entryRows are the tensor rows of one call, read again from its bytes.
+type entryRows struct {
+	Inputs   []verdict.TensorStat `json:"inputs"`
+	Outputs  []verdict.TensorStat `json:"outputs"`
+	Read     bool                 `json:"read"` // false: the entry could not be read again (see Warnings)
+	Warnings []verdict.Warning    `json:"warnings,omitempty"`
+}
+
+// readDetails reads the details of a rank that has a first sign.
+func readDetails(s *rankScan) *details {
+	l := s.local
+	d := &details{Stacks: map[string][]dump.Frame{}, Chains: map[string][]string{}, Rows: map[int]*entryRows{}}
+	if l == nil || l.first == nil {
+		return d
+	}
+	names := []string{l.root.name, l.first.name}
+	if l.first.prevCleanName != "" {
+		names = append(names, l.first.prevCleanName)
+	}
+	rf := readSideFiles(s.dir, names)
+	d.Warnings = rf.warnings
+	for _, n := range names {
+		if fr := rf.stackOf(n); fr != nil {
+			d.Stacks[n] = fr
+		}
+	}
+	if rf.construct != nil {
+		for _, n := range names[:2] {
+			if c := rf.construct.Chain(n); len(c) > 0 {
+				d.Chains[n] = c
+			}
+		}
+	}
+	if s.changed == "" {
+		if s.fileChanged() {
+			d.ChangedAfter = s.changed
+		}
+		s.changed = ""
+	}
+	for _, ev := range []*event{l.root, l.first} {
+		if _, ok := d.Rows[ev.index]; ok {
+			continue
+		}
+		rows := &entryRows{}
+		if e, err := readEntry(s.dir.Dump, ev.offset, ev.end); err == nil {
+			var left int
+			rows.Inputs, rows.Outputs, left = tensorStats(e)
+			rows.Read = true
+			rows.Warnings = entryWarnings(s.dir.Dump, e, left)
+		} else {
+			rows.Warnings = []verdict.Warning{{File: s.dir.Dump, Message: err.Error()}}
+		}
+		d.Rows[ev.index] = rows
+	}
+	return d
+}
+
 // rankFiles holds what was read from a rank's side files.
 type rankFiles struct {
 	stacks    map[string][]dump.Frame

@@ -109,6 +109,7 @@ type rankScan struct {
 
 	groups map[string][]int // the process groups of its collectives, by identity
 	sides  sideWarnings     // what could not be read of stack.json and construct.json
+	det    *details         // its details, when it came from a summary
 }
 
 // unread reports whether nothing of the rank's dump.json could be read:
@@ -138,8 +139,9 @@ const (
 	// others are walked, parsing only collectives and the calls the search
 	// flagged.
 	scanAll scanMode = iota
-	// scanUntilSevere: parse from the start and stop at the first call
-	// that is certainly an anomaly (to see whether an anomaly lasts).
+	// scanUntilSevere: as scanAll, but stop at the first call that is
+	// certainly an anomaly (to see whether an anomaly lasts). A file it
+	// reads to the end gives what scanAll gives.
 	scanUntilSevere
 	// scanWhole: parse every call.
 	scanWhole
@@ -191,7 +193,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	src := &ctxReader{ctx: ctx, r: f, prog: sc.prog}
 	opt := dump.ReaderOptions{WindowSize: windowFor(s.bytes)}
 	var hits *dump.Hits
-	if mode == scanAll {
+	if mode != scanWhole {
 		hits, err = sc.pf.Scan(src)
 		if err != nil {
 			s.openErr = err
@@ -387,7 +389,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		s.nanCheck = true
 	}
 	sc.decideDeferred(s, f, deferred)
-	if mode == scanAll && hits != nil && s.growsFromNegInf() {
+	if mode != scanWhole && hits != nil && s.growsFromNegInf() {
 		return sc.scanRank(ctx, rd, scanWhole)
 	}
 	return s
