@@ -116,11 +116,11 @@ func (b *builder) beyond(next *stepResult) {
 }
 
 type builder struct {
-	m    *modeResult
-	r    *stepResult
-	v    *verdict.Verdict
-	p    pick
-	det  *details // the main rank's details
+	m   *modeResult
+	r   *stepResult
+	v   *verdict.Verdict
+	p   pick
+	det *details // the main rank's details
 }
 
 // recovered summarises an anomalous step that the next step no longer
