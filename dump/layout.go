@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +29,14 @@ type RankDir struct {
 type Layout struct {
 	Root     string
 	Dirs     []RankDir
-	Warnings []string
+	Warnings []string // Notes, in order, then Gaps(Dirs)
+	Notes    []Note   // what is odd about the folders, one note per folder
+}
+
+// Note is a warning about one folder of the tree.
+type Note struct {
+	Dir  string // the folder it is about
+	Text string // the warning, Dir included
 }
 
 // Steps lists the step numbers present, ascending.
@@ -101,7 +110,7 @@ func Discover(path string) (*Layout, error) {
 		}
 		return a.Rank < b.Rank
 	})
-	l.checkGaps()
+	l.Warnings = append(SortNotes(l.Notes, func(d string) string { return relKey(l.Root, d) }), Gaps(l.Dirs)...)
 	return l, nil
 }
 
@@ -134,7 +143,7 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 		}
 	}
 	if len(odd) > 0 {
-		l.warnf("%s: ignored %s (msprobe names its folders stepN and rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
+		l.note(dir, "%s: ignored %s (msprobe names its folders stepN and rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	switch {
 	case len(modes) > 0 && len(steps) == 0 && len(ranks) == 0:
@@ -160,7 +169,7 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 func (l *Layout) addStep(mode string, step int, dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		l.warnf("%s: %v", dir, err)
+		l.note(dir, "%s: %v", dir, err)
 		return
 	}
 	var ranks, procs, odd []string
@@ -178,22 +187,22 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		}
 	}
 	if len(odd) > 0 {
-		l.warnf("%s: ignored %s (msprobe names its rank folders rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
+		l.note(dir, "%s: ignored %s (msprobe names its rank folders rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	if len(ranks) == 0 && len(procs) == 1 {
 		ranks = procs
 	} else if len(procs) > 0 {
-		l.warnf("%s: ignored %s (process folders of non-distributed helpers, next to rank folders)", dir, strings.Join(procs, ", "))
+		l.note(dir, "%s: ignored %s (process folders of non-distributed helpers, next to rank folders)", dir, strings.Join(procs, ", "))
 	}
 	if len(ranks) == 0 {
-		l.warnf("%s: step folder without rank folders", dir)
+		l.note(dir, "%s: step folder without rank folders", dir)
 		return
 	}
 	seen := map[int]string{}
 	for _, name := range ranks {
 		r := rankOfName(name)
 		if prev, ok := seen[r]; ok {
-			l.warnf("%s: %s and %s both read as rank %d; using %s", dir, prev, name, r, prev)
+			l.note(dir, "%s: %s and %s both read as rank %d; using %s", dir, prev, name, r, prev)
 			continue
 		}
 		seen[r] = name
@@ -201,7 +210,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		// cannot be read, and may hold the origin
 		rd := filepath.Join(dir, name)
 		if !fileExists(filepath.Join(rd, "dump.json")) {
-			l.warnf("%s: no dump.json", rd)
+			l.note(rd, "%s: no dump.json", rd)
 		}
 		l.addRank(mode, step, r, rd)
 	}
@@ -218,14 +227,20 @@ func (l *Layout) addRank(mode string, step, rank int, dir string) {
 	l.Dirs = append(l.Dirs, d)
 }
 
-// checkGaps reports step numbers missing between the first and the last,
-// and ranks present in some steps but missing from others.
-func (l *Layout) checkGaps() {
-	for _, mode := range l.Modes() {
+// Gaps reports step numbers missing between the first and the last, and
+// ranks present in some steps but missing from others.
+func Gaps(dirs []RankDir) []string {
+	var out []string
+	warnf := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	modes := map[string]bool{}
+	for _, d := range dirs {
+		modes[d.Mode] = true
+	}
+	for _, mode := range slices.Sorted(maps.Keys(modes)) {
 		byStep := map[int]map[int]bool{}
 		allRanks := map[int]bool{}
 		var steps []int
-		for _, d := range l.Dirs {
+		for _, d := range dirs {
 			if d.Mode != mode {
 				continue
 			}
@@ -248,7 +263,7 @@ func (l *Layout) checkGaps() {
 			}
 		}
 		if len(missing) > 0 {
-			l.warnf("%ssteps %s not dumped (between step %d and step %d)", where, FormatRanges(missing), steps[0], steps[len(steps)-1])
+			warnf("%ssteps %s not dumped (between step %d and step %d)", where, FormatRanges(missing), steps[0], steps[len(steps)-1])
 		}
 		maxRank := -1
 		for r := range allRanks {
@@ -262,14 +277,35 @@ func (l *Layout) checkGaps() {
 				}
 			}
 			if len(gone) > 0 {
-				l.warnf("%sstep %d: ranks %s not dumped", where, s, FormatRanges(gone))
+				warnf("%sstep %d: ranks %s not dumped", where, s, FormatRanges(gone))
 			}
 		}
 	}
+	return out
 }
 
-func (l *Layout) warnf(format string, args ...any) {
-	l.Warnings = append(l.Warnings, fmt.Sprintf(format, args...))
+// SortNotes orders notes by the folder they are about, as key places it
+// (its path under the dump root), and returns their texts.
+func SortNotes(notes []Note, key func(dir string) string) []string {
+	ns := slices.Clone(notes)
+	sort.SliceStable(ns, func(i, j int) bool { return key(ns[i].Dir) < key(ns[j].Dir) })
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, n.Text)
+	}
+	return out
+}
+
+// relKey is dir's path under root, for ordering.
+func relKey(root, dir string) string {
+	if r, err := filepath.Rel(root, dir); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return dir
+}
+
+func (l *Layout) note(dir, format string, args ...any) {
+	l.Notes = append(l.Notes, Note{Dir: dir, Text: fmt.Sprintf(format, args...)})
 }
 
 // isNumbered reports whether name is prefix followed by a number as

@@ -195,8 +195,8 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 	var tensorKeys, empty, checksum, rg, hasGroup, hasValue bool
 	var maxCls, minCls, valueCls Class
 	var shape []int
-	firstArg := len(o.cur.Args)
-	_ = firstArg
+	firstArg, firstTensor := len(o.cur.Args), len(o.cur.Tensors)
+	hasType, hasStat := false, false
 	str := func(n *jsonoracle.Node) string {
 		if n.Kind == jsonoracle.String {
 			if len(n.Literal) > 4096 {
@@ -209,11 +209,11 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 	for i, m := range v.Members {
 		switch strings.ToLower(m.Name) {
 		case "max":
-			tensorKeys = true
+			tensorKeys, hasStat = true, true
 			maxCls = oStat(m.Value) // the last one written wins
 			continue
 		case "min":
-			tensorKeys = true
+			tensorKeys, hasStat = true, true
 			minCls = oStat(m.Value)
 			continue
 		case "mean", "norm":
@@ -222,7 +222,7 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		}
 		switch m.Name {
 		case "type":
-			typ = str(m.Value)
+			typ, hasType = str(m.Value), true
 			continue
 		case "dtype":
 			tensorKeys = true
@@ -288,6 +288,10 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		o.push(m.Name)
 		o.value(m.Value, loc.child(i, m.Name))
 		o.pop()
+	}
+	if hasType && !hasValue && !hasStat {
+		// opaque: what its other members hold is not a value of the call
+		o.cur.Args, o.cur.Tensors = o.cur.Args[:firstArg], o.cur.Tensors[:firstTensor]
 	}
 	slot := strings.Join(o.path, ".")
 	switch {

@@ -615,7 +615,7 @@ func equalFoldASCII(b []byte, w string) bool {
 func (r *Reader) object(loc slotLoc) error {
 	e := &r.e
 	var o objState
-	o.firstTensor = len(e.Tensors)
+	o.firstTensor, o.firstArg = len(e.Tensors), len(e.Args)
 	o.peer = -1
 	r.shape = r.shape[:0]
 	r.groupRanks = r.groupRanks[:0]
@@ -668,6 +668,7 @@ func (r *Reader) object(loc slotLoc) error {
 		}
 		switch string(key) {
 		case "type":
+			o.hasType = true
 			if o.typ, err = r.shortString(); err != nil {
 				return err
 			}
@@ -779,6 +780,17 @@ func (r *Reader) object(loc slotLoc) error {
 		}
 		r.popPath()
 	}
+	if o.hasType && !o.hasValue && o.stats&(statBit('a')|statBit('i')) == 0 {
+		// an object with a type and neither a value nor statistics (a
+		// ProcessGroup, a stat-less tensor, an unknown class) is opaque:
+		// what its other members hold is not a value of the call
+		if len(e.Tensors) > o.firstTensor {
+			e.Tensors = e.Tensors[:o.firstTensor]
+		}
+		if len(e.Args) > o.firstArg {
+			e.Args = e.Args[:o.firstArg]
+		}
+	}
 	r.finishObject(&o, loc)
 	return nil
 }
@@ -787,8 +799,9 @@ func (r *Reader) object(loc slotLoc) error {
 type objState struct {
 	typ, dtype, dataName, groupID, classType, op, str string
 	max, min, mean, norm, num                         Stat
-	peer, firstTensor                                 int
+	peer, firstTensor, firstArg                       int
 	tensorKeys, requiresGrad, empty, checksum         bool
+	hasType                                           bool  // a "type" member, of any kind
 	stats                                             uint8 // the statistics seen, by statBit
 	hasGroup, hasValue, null                          bool
 }

@@ -496,6 +496,9 @@ func (b *builder) judge() {
 	if len(r.unreadRanks) > 0 && !o.Unread {
 		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", dump.FormatRanges(r.unreadRanks), r.step))
 	}
+	for _, why := range b.m.lower {
+		lower(2, why)
+	}
 	if len(r.missing) > 0 {
 		lower(2, fmt.Sprintf("ranks %s of step %d were not dumped: one of them may have made it first", dump.FormatRanges(r.missing), r.step))
 	}

@@ -17,7 +17,7 @@ func (sc *scanner) finish(s *rankScan, mode scanMode) {
 			evs = append(evs, ev)
 		}
 	}
-	if mode != scanUntilSevere && len(evs) > 0 {
+	if !s.stopped && len(evs) > 0 {
 		sc.phases(s, evs)
 	}
 	if l.first != nil {

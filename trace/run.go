@@ -29,6 +29,10 @@ type Options struct {
 	// skipped, a NaN batch that was dropped) is listed under Recovered and
 	// the scan goes on to the first anomaly that lasts.
 	Strict bool
+	// Summaries, when set, are the summaries (nanhunt/summary/v1 files)
+	// to join instead of reading Path: the verdict is the one the rank
+	// folders they summarise give in one place.
+	Summaries []string
 	// Progress, when set, receives a snapshot about five times a second
 	// while the analysis runs, and a last one (Final set) at its end.
 	Progress func(Progress)
@@ -38,8 +42,20 @@ type Options struct {
 // makes it). It fails only when there is nothing it can read; damaged or
 // missing files become warnings.
 func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
-	layout, err := dump.Discover(opt.Path)
-	if err != nil {
+	var rs *recordSet
+	var layout *dump.Layout
+	var err error
+	if len(opt.Summaries) > 0 {
+		if rs, err = loadSummaries(opt.Summaries, opt.Rules); err != nil {
+			return nil, err
+		}
+		layout = &dump.Layout{Root: rs.root, Dirs: rs.dirs}
+		layout.Warnings = append(dump.SortNotes(rs.notes, func(d string) string { return d }), dump.Gaps(rs.dirs)...)
+		layout.Warnings = append(layout.Warnings, rs.warnings...)
+		if opt.Path == "" {
+			opt.Path = rs.root
+		}
+	} else if layout, err = dump.Discover(opt.Path); err != nil {
 		return nil, err
 	}
 	dirs := layout.Select(opt.Steps, opt.Ranks)
@@ -77,7 +93,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog}
+		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs}
 		res, err := a.mode(mode, md)
 		if err != nil {
 			return nil, err
@@ -111,6 +127,7 @@ type analysis struct {
 	jobs   int
 	strict bool
 	prog   *progress
+	recs   *recordSet // joined summaries to read instead of the files
 }
 
 // modeResult is the analysis of one execution mode's steps.
@@ -133,7 +150,8 @@ type modeResult struct {
 	warnings   []verdict.Warning
 	supp       *suppressions
 	recovered  []verdict.Recovered
-	checked    *int // the next dumped step, read to see that the anomaly lasts
+	checked    *int     // the next dumped step, read to see that the anomaly lasts
+	lower      []string // what lowers the confidence beyond the steps (joined summaries)
 	states     []verdict.StepState
 }
 
@@ -154,6 +172,9 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 	byStep := map[int][]dump.RankDir{}
 	m := &modeResult{mode: mode, supp: newSuppressions()}
+	if a.recs != nil {
+		m.lower = a.recs.lower
+	}
 	for _, d := range dirs {
 		if byStep[d.Step] == nil {
 			m.steps = append(m.steps, d.Step)
@@ -164,6 +185,11 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 	known := map[int]bool{}
 	for _, d := range dirs {
 		known[d.Rank] = true
+	}
+	if a.recs != nil {
+		for _, r := range a.recs.known {
+			known[r] = true
+		}
 	}
 	knownRanks := sortedKeys(known)
 	// read analyses step i. A checking read only tells whether the step
@@ -261,6 +287,9 @@ func (r *stepResult) wantsNext() bool {
 // reusing its buffers. With scanUntilSevere, the first rank that meets an
 // anomaly stops the others.
 func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
+	if a.recs != nil {
+		return a.recs.scans(dirs)
+	}
 	out := make([]*rankScan, len(dirs))
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()

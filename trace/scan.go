@@ -63,7 +63,7 @@ type rankScan struct {
 	entries int
 	bytes   int64
 	openErr error
-	damage  *dump.FormatError
+	damage  *damageAt
 
 	firstBwd, lastBwd int // indices of the first and last backward entries; -1
 	lastColl          int // index of the last collective; -1
@@ -379,7 +379,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		case ctx.Err() != nil:
 			s.openErr = ctx.Err()
 		case errors.As(err, &fe):
-			s.damage = fe
+			s.damage = &damageAt{Offset: fe.Offset, Text: fe.Error()}
 		default:
 			s.openErr = err
 		}

@@ -1,0 +1,357 @@
+package trace
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/safeio"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+)
+
+// maxSummaryLine bounds one line of a summary: a record is bounded by the
+// caps of a rank scan and of its details.
+const maxSummaryLine = 64 << 20
+
+// recordKey names one rank-step.
+type recordKey struct {
+	mode       string
+	step, rank int
+}
+
+// recordSet is what the summaries of a run hold, joined.
+type recordSet struct {
+	run      string
+	root     string // the dump root the paths are shown under
+	rules    string
+	recs     map[recordKey]*record
+	from     map[recordKey]string // the summary each record came from
+	lost     map[recordKey]string // rank-steps a summary lists but does not hold, and why
+	dirs     []dump.RankDir
+	warnings []string // about the summaries themselves
+	notes    []dump.Note
+	lower    []string // reasons that lower the confidence
+	known    []int    // ranks of the job that no summary holds (a missing node)
+	details  bool     // some summary holds details
+}
+
+// SummaryFiles lists the summaries named by paths: files, and the *.jsonl
+// or *.summary files of directories.
+func SummaryFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".summary")) {
+				out = append(out, filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no summary (*.jsonl) found", strings.Join(paths, ", "))
+	}
+	return out, nil
+}
+
+// IsSummary reports whether the file at p starts as a summary.
+func IsSummary(p string) bool {
+	f, err := safeio.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [64]byte
+	n, _ := io.ReadFull(f, b[:])
+	return strings.HasPrefix(strings.TrimLeft(string(b[:n]), " \t\r\n"), `{"header":{"schema":"nanhunt/summary/`)
+}
+
+// loadSummaries reads and joins summaries. It refuses summaries of
+// different runs, rules or formats, and the same rank-step twice (unless
+// one of the two holds details and the other does not); a summary cut
+// short or damaged, and a node whose summary is missing, become warnings
+// that lower the confidence.
+func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
+	rs := &recordSet{recs: map[recordKey]*record{}, from: map[recordKey]string{}, lost: map[recordKey]string{}}
+	listed := map[recordKey]bool{}
+	nodes := map[int]bool{}
+	count := 0
+	var first string
+	for _, file := range files {
+		h, err := rs.load(file, listed)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			continue // damaged before its header: warned
+		}
+		if first == "" {
+			first, rs.run, rs.root, rs.rules = file, h.Run, h.DumpPath, h.Rules
+		}
+		switch {
+		case h.Run != rs.run:
+			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined", file, h.Run, first, rs.run)
+		case h.Rules != rs.rules:
+			return nil, fmt.Errorf("%s was made with other rules than %s (fingerprints %q and %q): summarise every node with the same --rules", file, first, h.Rules, rs.rules)
+		}
+		if h.Node.Index >= 0 && h.Node.Count > 0 {
+			nodes[h.Node.Index] = true
+			count = max(count, h.Node.Count)
+		}
+	}
+	if rs.run == "" {
+		return nil, fmt.Errorf("%s: no summary could be read: %s", strings.Join(files, ", "), strings.Join(rs.warnings, "; "))
+	}
+	if fp := RulesFingerprint(rules); fp != rs.rules {
+		return nil, fmt.Errorf("the summaries were made with other rules (fingerprint %q, these %q): rules apply where the dump is read; pass --rules to summarize", rs.rules, fp)
+	}
+	for k := range listed {
+		if _, ok := rs.recs[k]; !ok && rs.lost[k] == "" {
+			rs.lost[k] = "not in the summary"
+		}
+	}
+	rs.missingNodes(nodes, count)
+	sort.Slice(rs.dirs, func(i, j int) bool {
+		a, b := rs.dirs[i], rs.dirs[j]
+		if a.Mode != b.Mode {
+			return a.Mode < b.Mode
+		}
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		return a.Rank < b.Rank
+	})
+	return rs, nil
+}
+
+// load reads one summary into the set.
+func (rs *recordSet) load(file string, listed map[recordKey]bool) (*summaryHeader, error) {
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var h *summaryHeader
+	var offset int64
+	var lastStep = map[int]int{} // rank: last step with a record
+	ended, dmg := false, false
+lines:
+	for line := 1; ; line++ {
+		b, err := readLine(br)
+		if err == io.EOF && len(b) == 0 {
+			break
+		}
+		at := offset
+		offset += int64(len(b))
+		if err != nil && err != io.EOF {
+			rs.damaged(file, at, h, err.Error())
+			dmg = true
+			break lines
+		}
+		var l summaryLine
+		if jerr := json.Unmarshal(b, &l); jerr != nil || (l.Header == nil && l.Record == nil && l.End == nil) {
+			msg := "not a summary line"
+			if jerr != nil {
+				msg = jerr.Error()
+			}
+			if line == 1 {
+				return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (%s)", file, msg)
+			}
+			rs.damaged(file, at, h, msg)
+			dmg = true
+			break lines
+		}
+		switch {
+		case l.Header != nil:
+			if line != 1 {
+				rs.damaged(file, at, h, "a second header")
+				dmg = true
+				break lines
+			}
+			if l.Header.Schema != SummarySchema {
+				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
+			}
+			h = l.Header
+			for i := range h.Dirs {
+				d := &h.Dirs[i]
+				absPaths(d, h.DumpPath)
+				k := recordKey{d.Mode, d.Step, d.Rank}
+				if !listed[k] {
+					listed[k] = true
+					rs.dirs = append(rs.dirs, rankDirOf(d))
+				}
+			}
+			rs.details = rs.details || h.Details
+			rs.notes = append(rs.notes, h.Notes...)
+		case h == nil:
+			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)
+		case l.Record != nil:
+			r := l.Record
+			absPaths(r, h.DumpPath)
+			k := recordKey{r.Mode, r.Step, r.Rank}
+			if old, ok := rs.recs[k]; ok {
+				switch {
+				case old.Details == nil && r.Details != nil:
+				case old.Details != nil && r.Details == nil:
+					continue
+				default:
+					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.from[k], file, r.Step, r.Rank)
+				}
+			}
+			if !listed[k] {
+				listed[k] = true
+				rs.dirs = append(rs.dirs, rankDirOf(r))
+			}
+			rs.recs[k], rs.from[k] = r, file
+			delete(rs.lost, k)
+			lastStep[r.Rank] = max(lastStep[r.Rank], r.Step)
+		case l.End != nil:
+			ended = true
+		}
+		if err == io.EOF {
+			break lines
+		}
+	}
+	if h != nil && !ended && !dmg {
+		rs.damaged(file, offset, h, "it ends before its last line (a node that stopped while writing it)")
+	}
+	return h, nil
+}
+
+// damaged records that a summary could be read only up to offset.
+func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why string) {
+	if h == nil {
+		rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged before its header (%s): its ranks are unknown", file, offset, why))
+		rs.lower = append(rs.lower, fmt.Sprintf("the summary %s could not be read: the ranks it held are missing", filepath.Base(file)))
+		return
+	}
+	var lost []int
+	for _, d := range h.Dirs {
+		k := recordKey{d.Mode, d.Step, d.Rank}
+		if _, ok := rs.recs[k]; !ok {
+			rs.lost[k] = fmt.Sprintf("the summary %s is damaged at offset %d (%s) before this rank-step", file, offset, why)
+			lost = append(lost, d.Rank)
+		}
+	}
+	slices.Sort(lost)
+	lost = slices.Compact(lost)
+	rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged (%s); ranks %s are summarised only up to there", file, offset, why, dump.FormatRanges(lost)))
+}
+
+// missingNodes warns about node indices of the launcher that sent no
+// summary, and names the ranks of the job that no summary holds.
+func (rs *recordSet) missingNodes(nodes map[int]bool, count int) {
+	var absent []int
+	for i := 0; i < count; i++ {
+		if !nodes[i] {
+			absent = append(absent, i)
+		}
+	}
+	if len(absent) == 0 {
+		return
+	}
+	have := map[int]bool{}
+	job := map[int]bool{}
+	for _, d := range rs.dirs {
+		have[d.Rank] = true
+		job[d.Rank] = true
+	}
+	for _, r := range rs.recs {
+		for _, g := range r.Groups {
+			for _, x := range g {
+				job[x] = true
+			}
+		}
+	}
+	var missing []int
+	for _, x := range sortedKeys(job) {
+		if !have[x] {
+			missing = append(missing, x)
+		}
+	}
+	rs.known = missing
+	what := "their ranks are unknown"
+	if len(missing) > 0 {
+		what = "ranks " + dump.FormatRanges(missing) + " of the job have no summary"
+	}
+	rs.warnings = append(rs.warnings, fmt.Sprintf("no summary from node(s) %s of %d: %s", dump.FormatRanges(absent), count, what))
+	rs.lower = append(rs.lower, fmt.Sprintf("node(s) %s of %d sent no summary (%s): one of their ranks may have made it first", dump.FormatRanges(absent), count, what))
+}
+
+// rankDirOf is the rank folder of a record whose paths are absolute.
+func rankDirOf(r *record) dump.RankDir {
+	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: r.Dir, Dump: r.Dump, Stack: r.Stack, Construct: r.Construct}
+}
+
+// absPaths puts a record's paths back under the dump root of the node
+// that wrote it.
+func absPaths(r *record, root string) {
+	for _, p := range []*string{&r.Dir, &r.Dump, &r.Stack, &r.Construct} {
+		if *p != "" && !path.IsAbs(*p) && !filepath.IsAbs(*p) {
+			*p = filepath.Join(root, filepath.FromSlash(*p))
+		}
+	}
+}
+
+// scans are the rank scans of one step's folders, from their records.
+func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
+	out := map[int]*rankScan{}
+	for _, d := range dirs {
+		k := recordKey{d.Mode, d.Step, d.Rank}
+		r, ok := rs.recs[k]
+		if !ok {
+			s := newRankScan(d)
+			why := rs.lost[k]
+			if why == "" {
+				why = "not in any summary"
+			}
+			s.openErr = errRecord("no summary of it: " + why)
+			s.local = &local{}
+			out[d.Rank] = s
+			continue
+		}
+		s, err := fromRecord(r, func(p string) string { return p })
+		if err != nil {
+			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.from[k], d.Step, d.Rank, err)
+		}
+		out[d.Rank] = s
+	}
+	return out, nil
+}
+
+// readLine reads one line of at most maxSummaryLine bytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		out = append(out, b...)
+		if len(out) > maxSummaryLine {
+			return out, fmt.Errorf("a line longer than %d MiB", maxSummaryLine>>20)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,233 @@
+package trace
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
+)
+
+// SummarySchema names the summary format. A summary is JSON lines: one
+// {"header": …} line, one {"record": …} line per rank and step read, and
+// one {"end": …} line, so that a summary cut short still gives its header
+// and every record before the cut.
+const SummarySchema = "nanhunt/summary/v1"
+
+// Node is where a summary was made, as the job launcher tells it.
+type Node struct {
+	Index    int    `json:"index"`              // this node's index among the summarising processes; -1 unknown
+	Count    int    `json:"count"`              // how many there are; 0 unknown
+	Launcher string `json:"launcher,omitempty"` // "torchrun", "slurm", "kubernetes", "mpi", or ""
+	Host     string `json:"host,omitempty"`
+}
+
+// SummaryOptions says what Summarize reads.
+type SummaryOptions struct {
+	// Path, Steps, Ranks, Rules and Jobs are as for Run.
+	Path         string
+	Steps, Ranks map[int]bool
+	Rules        []policy.Rule
+	Jobs         int
+	// Run names the run; summaries of different runs are never joined.
+	// Empty: the dump root's absolute path.
+	Run string
+	// Node is recorded in the header, to name what is missing at the join.
+	Node Node
+	// UntilFirst is the first of two phases: no details (tensor rows,
+	// stacks, chains) are read, so the summary stays as small and cheap as
+	// it can be; a second pass with Steps set to the steps the join names
+	// (Plan.DetailSteps) reads them.
+	UntilFirst bool
+}
+
+// SummaryStats is what Summarize did.
+type SummaryStats struct {
+	Records   int   // rank-steps written
+	Steps     []int // steps read
+	DumpBytes int64 // bytes of the dump.json files read
+	Written   int64 // bytes of summary written
+	// StoppedAfter is the last step read when the steps after it cannot
+	// change the verdict (an anomaly that lasts into the next dumped step
+	// was seen): nil when every step was read.
+	StoppedAfter *int
+}
+
+// summaryHeader is the first line of a summary.
+type summaryHeader struct {
+	Schema   string   `json:"schema"`
+	Run      string   `json:"run"`
+	DumpPath string   `json:"dump_path"` // the dump root on the node
+	Node     Node     `json:"node"`
+	Rules    string   `json:"rules"` // fingerprint of the user's rules ("" none)
+	Details  bool     `json:"details"`
+	Steps    []int    `json:"steps"` // the steps asked for (nil all)
+	Dirs     []record `json:"dirs"`  // every rank folder present: mode, step, rank and paths only
+	Notes    []dump.Note `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+}
+
+type summaryEnd struct {
+	Records      int    `json:"records"`
+	StoppedAfter *int   `json:"stopped_after,omitempty"`
+	Why          string `json:"why,omitempty"`
+}
+
+type summaryLine struct {
+	Header *summaryHeader `json:"header,omitempty"`
+	Record *record        `json:"record,omitempty"`
+	End    *summaryEnd    `json:"end,omitempty"`
+}
+
+// RulesFingerprint identifies a rule list: summaries are joined only with
+// the rules they were made with.
+func RulesFingerprint(rules []policy.Rule) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(rules)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+// Summarize reads the rank folders under opt.Path with the rules and the
+// byte search of Run and writes their summary to w. It reads the steps in
+// order and stops after the next dumped step of the first anomaly that
+// lasts into it: no later step can change the verdict.
+func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummaryStats, error) {
+	var st SummaryStats
+	layout, err := dump.Discover(opt.Path)
+	if err != nil {
+		return st, err
+	}
+	pol, err := policy.New(opt.Rules)
+	if err != nil {
+		return st, err
+	}
+	root, err := filepath.Abs(layout.Root)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", layout.Root, err)
+	}
+	rel := relTo(root)
+	run := opt.Run
+	if run == "" {
+		run = root
+	}
+	dirs := layout.Select(opt.Steps, opt.Ranks)
+	h := summaryHeader{Schema: SummarySchema, Run: run, DumpPath: root, Node: opt.Node, Rules: RulesFingerprint(opt.Rules),
+		Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []record{}}
+	for _, n := range layout.Notes {
+		h.Notes = append(h.Notes, dump.Note{Dir: rel(n.Dir), Text: n.Text})
+	}
+	for _, d := range dirs {
+		h.Dirs = append(h.Dirs, record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: rel(d.Dir), Dump: rel(d.Dump),
+			Stack: rel(d.Stack), Construct: rel(d.Construct)})
+	}
+	cw := &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	enc := json.NewEncoder(cw)
+	if err := enc.Encode(summaryLine{Header: &h}); err != nil {
+		return st, err
+	}
+	jobs := opt.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	a := &analysis{ctx: ctx, pol: pol, jobs: jobs}
+	end := summaryEnd{}
+	steps := map[int]bool{}
+	for _, mode := range layout.Modes() {
+		byStep := map[int][]dump.RankDir{}
+		var order []int
+		for _, d := range dirs {
+			if d.Mode != mode {
+				continue
+			}
+			if byStep[d.Step] == nil {
+				order = append(order, d.Step)
+			}
+			byStep[d.Step] = append(byStep[d.Step], d)
+		}
+		sort.Ints(order)
+		prevAnomalous := false
+		for _, step := range order {
+			scans, err := a.scanStep(byStep[step], scanAll)
+			if err != nil {
+				return st, err
+			}
+			anomalous := false
+			for _, rank := range sortedKeys(scans) {
+				s := scans[rank]
+				if s.local != nil && s.local.first != nil {
+					anomalous = true
+					if !opt.UntilFirst {
+						s.det = readDetails(s)
+					}
+				}
+				rec := s.toRecord(rel)
+				if err := enc.Encode(summaryLine{Record: &rec}); err != nil {
+					return st, err
+				}
+				st.Records++
+				st.DumpBytes += s.bytes
+			}
+			steps[step] = true
+			if prevAnomalous && anomalous && len(opt.Steps) == 0 {
+				// an anomaly that lasts: the verdict's step is this one
+				// or an earlier one, and nothing after it is read
+				s := step
+				if end.StoppedAfter == nil || s > *end.StoppedAfter {
+					end.StoppedAfter = &s
+				}
+				end.Why = "an anomaly lasted into this step: no later step can change the verdict"
+				break
+			}
+			prevAnomalous = anomalous
+		}
+	}
+	end.Records = st.Records
+	if err := enc.Encode(summaryLine{End: &end}); err != nil {
+		return st, err
+	}
+	if err := cw.w.(*bufio.Writer).Flush(); err != nil {
+		return st, err
+	}
+	st.Steps, st.Written, st.StoppedAfter = sortedKeys(steps), cw.n, end.StoppedAfter
+	return st, nil
+}
+
+// relTo makes paths relative to root ("" stays "").
+func relTo(root string) func(string) string {
+	return func(p string) string {
+		if p == "" {
+			return ""
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		r, err := filepath.Rel(root, abs)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return abs
+		}
+		return filepath.ToSlash(r)
+	}
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
