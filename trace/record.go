@@ -40,7 +40,7 @@ type record struct {
 	Suppressed []recordSuppressed  `json:"suppressed,omitempty"`
 	Local      *recordLocal        `json:"local,omitempty"`
 	Order      map[string][2]int32 `json:"order,omitempty"` // base: before, after
-	Seen       map[string]int32    `json:"seen"` // nil and empty differ: empty is a damaged file read before any collective
+	Seen       map[string]int32    `json:"seen"`            // nil and empty differ: empty is a damaged file read before any collective
 	Groups     map[string][]int    `json:"groups,omitempty"`
 	StackErr   string              `json:"stack_error,omitempty"`
 	ConstrErr  string              `json:"construct_error,omitempty"`

@@ -64,14 +64,14 @@ type SummaryStats struct {
 
 // summaryHeader is the first line of a summary.
 type summaryHeader struct {
-	Schema   string   `json:"schema"`
-	Run      string   `json:"run"`
-	DumpPath string   `json:"dump_path"` // the dump root on the node
-	Node     Node     `json:"node"`
-	Rules    string   `json:"rules"` // fingerprint of the user's rules ("" none)
-	Details  bool     `json:"details"`
-	Steps    []int    `json:"steps"` // the steps asked for (nil all)
-	Dirs     []record `json:"dirs"`  // every rank folder present: mode, step, rank and paths only
+	Schema   string      `json:"schema"`
+	Run      string      `json:"run"`
+	DumpPath string      `json:"dump_path"` // the dump root on the node
+	Node     Node        `json:"node"`
+	Rules    string      `json:"rules"` // fingerprint of the user's rules ("" none)
+	Details  bool        `json:"details"`
+	Steps    []int       `json:"steps"`           // the steps asked for (nil all)
+	Dirs     []record    `json:"dirs"`            // every rank folder present: mode, step, rank and paths only
 	Notes    []dump.Note `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
 }
 
