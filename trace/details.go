@@ -108,6 +108,10 @@ type details struct {
 	Rows         map[int]*entryRows      `json:"rows,omitempty"`   // by entry index
 	Warnings     []verdict.Warning       `json:"warnings,omitempty"`
 	ChangedAfter string                  `json:"changed_after,omitempty"` // how dump.json changed after the scan
+	// Sizes are the tensor-dump sizes of the ops of the named calls
+	// (summaries only: a plan made from them sizes its follow-up dump).
+	Sizes    map[string]dump.CallSizes `json:"sizes,omitempty"`
+	SizesErr string                    `json:"sizes_error,omitempty"`
 }
 
 // entryRows are the tensor rows of one call, read again from its bytes.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -188,6 +189,46 @@ func TestJoinMatchesOnePlaceRandom(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkJoin(t, dir, 2+int(seed*7%15), seed)
+		})
+	}
+}
+
+// The real msprobe dumps: the shared fixtures (written by msprobe during
+// real 4-rank training with a NaN injected, and msprobe's own GPU, NPU and
+// MindSpore dumps) and the real runs of testdata/realruns, split over
+// node folders.
+func TestJoinMatchesOnePlaceReal(t *testing.T) {
+	var dirs []string
+	gen, _ := filepath.Glob(filepath.Join(fixtures(t), "msprobe-generated", "*", "ground_truth.json"))
+	if len(gen) == 0 {
+		t.Fatal("no msprobe-generated fixture")
+	}
+	for _, g := range gen {
+		for _, level := range []string{"L1", "mix", "tensor", "msprobe-overflow-check"} {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(g), level)); err == nil {
+				dirs = append(dirs, filepath.Join(filepath.Dir(g), level))
+			}
+		}
+	}
+	real, _ := filepath.Glob(filepath.Join(fixtures(t), "msprobe-real", "*"))
+	for _, d := range real {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, name := range realruns.Scenarios() {
+		truth := realruns.Truth(t, name)
+		for _, level := range truth.Levels {
+			dirs = append(dirs, filepath.Join(realruns.Dir(t, name), level))
+		}
+	}
+	for i, d := range dirs {
+		name := strings.TrimPrefix(d, filepath.Dir(filepath.Dir(d))+string(filepath.Separator))
+		if _, err := dump.Discover(d); err != nil {
+			continue // a folder of configs beside the dumps
+		}
+		t.Run(name, func(t *testing.T) {
+			checkJoin(t, d, 2+i%3, int64(i))
 		})
 	}
 }

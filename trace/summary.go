@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -169,6 +171,7 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 					anomalous = true
 					if !opt.UntilFirst {
 						s.det = readDetails(s)
+						measure(s)
 					}
 				}
 				rec := s.toRecord(rel)
@@ -230,4 +233,64 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// measure sizes the ops of a rank's named calls, for the plan a joined
+// verdict makes.
+func measure(s *rankScan) {
+	l := s.local
+	var ops []string
+	for _, ev := range []*event{l.root, l.first, l.firstNaN} {
+		if ev != nil {
+			if op := dump.ParseName(ev.name).Op(); !slices.Contains(ops, op) {
+				ops = append(ops, op)
+			}
+		}
+	}
+	sizes, err := dump.MeasureCalls(s.dir.Dump, ops)
+	if err != nil {
+		s.det.SizesErr = err.Error()
+		return
+	}
+	for _, op := range ops {
+		if _, ok := sizes[op]; !ok {
+			sizes[op] = dump.CallSizes{}
+		}
+	}
+	s.det.Sizes = sizes
+}
+
+// SummarySizes sizes, from summaries, what the calls of some ops save on
+// one rank at one step, the way plan.Measure does on the dump: the summary
+// of that rank-step measured them when it was made. It returns the sizes
+// by op and the dump.json they were measured in.
+func SummarySizes(files []string, rules []policy.Rule) func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
+	return func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
+		rs, err := loadSummaries(files, rules)
+		if err != nil {
+			return nil, "", err
+		}
+		for k, r := range rs.recs {
+			if k.step != step || k.rank != rank {
+				continue
+			}
+			d := r.Details
+			switch {
+			case d == nil:
+				return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d holds no details", rank, step)
+			case d.SizesErr != "":
+				return nil, r.Dump, errors.New(d.SizesErr)
+			}
+			out := map[string]dump.CallSizes{}
+			for _, op := range ops {
+				c, ok := d.Sizes[op]
+				if !ok {
+					return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d does not size %s", rank, step, op)
+				}
+				out[op] = c
+			}
+			return out, r.Dump, nil
+		}
+		return nil, "", fmt.Errorf("no summary of rank %d at step %d", rank, step)
+	}
 }

@@ -38,7 +38,7 @@ Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(traceCommand(), planCommand(), reproCommand(), reportCommand(), exportCommand(), demoCommand(), synthCommand(), watchCommand(), versionCommand())
+	root.AddCommand(traceCommand(), summarizeCommand(), planCommand(), reproCommand(), reportCommand(), exportCommand(), demoCommand(), synthCommand(), watchCommand(), versionCommand())
 	return root
 }
 

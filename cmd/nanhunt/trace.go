@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/plan"
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -26,6 +27,8 @@ type traceFlags struct {
 	strict       bool
 	html         string
 	evidence     evidenceFlags
+	summaries    []string // node summaries to join instead of a dump
+	detailSteps  bool
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
@@ -46,7 +49,10 @@ func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 
 // options turns the flags into trace.Options.
 func (f *traceFlags) options(path string) (trace.Options, error) {
-	opt := trace.Options{Path: path, Jobs: f.jobs, Strict: f.strict}
+	opt := trace.Options{Path: path, Jobs: f.jobs, Strict: f.strict, Summaries: f.summaries}
+	if len(f.summaries) > 0 {
+		opt.Path = ""
+	}
 	var err error
 	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return opt, err
@@ -77,12 +83,14 @@ func (f *traceFlags) check(cmd *cobra.Command, formats ...string) error {
 func traceCommand() *cobra.Command {
 	var f traceFlags
 	cmd := &cobra.Command{
-		Use:   "trace [DUMP] [--log FILE...] [--monitor DIR]",
+		Use:   "trace [DUMP | SUMMARY... | DIR_OF_SUMMARIES] [--log FILE...] [--monitor DIR]",
 		Short: "Find the origin of the first NaN/Inf in a dump, a training log or monitor output",
 		Long: `trace reads an msprobe dump and prints where the first NaN/Inf was born.
 
 DUMP is a dump_path (step0/ step1/ ...), a step folder (rank0/ rank1/ ...),
-a rank folder, or a dump.json.
+a rank folder, or a dump.json. It may also be the summaries that
+"nanhunt summarize" wrote on each node (files, or the folder holding them):
+they are joined into the verdict the rank folders give in one place.
 
 --log (training logs: Megatron-LM, DeepSpeed, or any format through
 --log-pattern) and --monitor (msprobe monitor output) add their evidence:
@@ -95,17 +103,18 @@ Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
   nanhunt trace ./dump_path/step6 --ranks 0-7
   nanhunt trace ./dump_path --format json -o verdict.json --html report.html
   nanhunt trace ./dump_path --log 'logs/rank*.log' --monitor ./monitor_output
-  nanhunt trace --log train.log              # no dump yet: what to dump`,
-		Args: cobra.MaximumNArgs(1),
+  nanhunt trace --log train.log              # no dump yet: what to dump
+  nanhunt trace /shared/summaries/           # join the summaries of every node`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
-			if len(args) == 1 {
-				path = args[0]
+			path, err := f.inputs(args)
+			if err != nil {
+				return err
 			}
 			return runTrace(cmd, path, &f)
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&f.detailSteps, "detail-steps", false, "with summaries made by summarize --until-first: print the steps to summarise again with details (for --steps), and stop")
 	cmd.Flags().StringVar(&f.html, "html", "", "also write the report as one offline HTML page to this file")
 	return cmd
 }
@@ -120,6 +129,10 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	v, err := analyse(cmd, path, f, plan.Options{})
 	if err != nil {
 		return err
+	}
+	if f.detailSteps {
+		fmt.Fprintln(cmd.OutOrStdout(), detailSteps(v))
+		return nil
 	}
 	// the files first: standard output holds one verdict or one error
 	if f.html != "" {
@@ -139,7 +152,11 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 // guard refuses outputs that are one of the inputs or lie inside the dump.
 func (f *traceFlags) guard(path string, outs ...outguard.Output) error {
 	var g outguard.Guard
-	g.Dump(path)
+	if len(f.summaries) > 0 {
+		g.Input(f.summaries...)
+	} else {
+		g.Dump(path)
+	}
 	g.Input(f.rules)
 	f.evidence.guard(&g)
 	return g.Check(outs...)
@@ -178,6 +195,13 @@ func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if len(f.summaries) > 0 && popt.Measure == nil {
+		sizes := trace.SummarySizes(f.summaries, opt.Rules)
+		popt.Measure = func(step, rank int, apis []string) (plan.Sizes, error) {
+			by, file, err := sizes(step, rank, apis)
+			return plan.Sum(file, by), err
+		}
+	}
 	if path != "" && popt.Measure == nil {
 		popt.Measure = plan.FromDump(path) // the follow-up's size, from this dump's shapes
 	}
@@ -207,4 +231,57 @@ func write(w io.Writer, format string, v *verdict.Verdict) error {
 		return report.Skill(w, v)
 	}
 	return report.Text(w, v)
+}
+
+// inputs reads trace's arguments: one dump, or summaries (files, or
+// folders of them). It returns the path that names the input.
+func (f *traceFlags) inputs(args []string) (string, error) {
+	switch {
+	case len(args) == 0:
+		return "", nil
+	case len(args) == 1 && !trace.IsSummary(args[0]) && !summaryFolder(args[0]):
+		return args[0], nil
+	}
+	for _, a := range args {
+		if !trace.IsSummary(a) && !summaryFolder(a) {
+			return "", fmt.Errorf("%s: not a nanhunt summary: give one dump, or only summaries", a)
+		}
+	}
+	files, err := trace.SummaryFiles(args)
+	if err != nil {
+		return "", err
+	}
+	f.summaries = files
+	return args[0], nil
+}
+
+// summaryFolder reports whether dir is a folder of summaries and not a
+// dump.
+func summaryFolder(dir string) bool {
+	files, err := trace.SummaryFiles([]string{dir})
+	if err != nil || len(files) == 0 {
+		return false
+	}
+	for _, f := range files {
+		if !trace.IsSummary(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// detailSteps are the steps whose details a verdict from summaries needs:
+// the origin's step and the next dumped step.
+func detailSteps(v *verdict.Verdict) string {
+	if v == nil || v.Origin == nil {
+		return ""
+	}
+	steps := []int{v.Origin.Step}
+	for _, st := range v.Steps {
+		if st.Step > v.Origin.Step {
+			steps = append(steps, st.Step)
+			break
+		}
+	}
+	return dump.FormatRanges(steps)
 }
