@@ -17,6 +17,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // maxSummaryLine bounds one line of a summary: a record is bounded by the
@@ -36,6 +37,7 @@ type recordSet struct {
 	rules    string
 	recs     map[recordKey]*record
 	from     map[recordKey]string // the summary each record came from
+	detailed map[recordKey]bool   // its summary was made with details
 	lost     map[recordKey]string // rank-steps a summary lists but does not hold, and why
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
@@ -92,7 +94,7 @@ func IsSummary(p string) bool {
 // short or damaged, and a node whose summary is missing, become warnings
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
-	rs := &recordSet{recs: map[recordKey]*record{}, from: map[recordKey]string{}, lost: map[recordKey]string{}}
+	rs := &recordSet{recs: map[recordKey]*record{}, from: map[recordKey]string{}, lost: map[recordKey]string{}, detailed: map[recordKey]bool{}}
 	listed := map[recordKey]bool{}
 	nodes := map[int]bool{}
 	count := 0
@@ -193,8 +195,9 @@ lines:
 				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
 			}
 			h = l.Header
-			for i := range h.Dirs {
-				d := &h.Dirs[i]
+			for _, hd := range h.Dirs {
+				rec := hd.record()
+				d := &rec
 				absPaths(d, h.DumpPath)
 				k := recordKey{d.Mode, d.Step, d.Rank}
 				if !listed[k] {
@@ -210,15 +213,17 @@ lines:
 			r := l.Record
 			absPaths(r, h.DumpPath)
 			k := recordKey{r.Mode, r.Step, r.Rank}
-			if old, ok := rs.recs[k]; ok {
+			if _, ok := rs.recs[k]; ok {
+				// the second phase (details) stands for the first
 				switch {
-				case old.Details == nil && r.Details != nil:
-				case old.Details != nil && r.Details == nil:
+				case !rs.detailed[k] && h.Details:
+				case rs.detailed[k] && !h.Details:
 					continue
 				default:
 					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.from[k], file, r.Step, r.Rank)
 				}
 			}
+			rs.detailed[k] = h.Details
 			if !listed[k] {
 				listed[k] = true
 				rs.dirs = append(rs.dirs, rankDirOf(r))
@@ -334,6 +339,12 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 		s, err := fromRecord(r, func(p string) string { return p })
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.from[k], d.Step, d.Rank, err)
+		}
+		if s.det == nil && !rs.detailed[k] {
+			// phase 1: the files are on the node, not here
+			s.det = &details{Warnings: []verdict.Warning{{File: rs.from[k], Message: fmt.Sprintf(
+				"made with --until-first: no code line, module chain or tensors of step %d rank %d; summarise the steps \"nanhunt trace --detail-steps\" prints again without it",
+				d.Step, d.Rank)}}}
 		}
 		out[d.Rank] = s
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/realruns"
+	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -230,5 +231,240 @@ func TestJoinMatchesOnePlaceReal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			checkJoin(t, d, 2+i%3, int64(i))
 		})
+	}
+}
+
+// scenarioDir generates a catalogued scenario.
+func scenarioDir(t *testing.T, name string) string {
+	t.Helper()
+	for _, sc := range synth.Scenarios() {
+		if sc.Name == name {
+			dir := filepath.Join(t.TempDir(), "dump")
+			if _, err := synth.Generate(sc.Spec, dir); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return ""
+}
+
+// Phase 1 (no details) gives the verdict without code, chain and tensors,
+// and names the steps to summarise again; phase 2 over those steps, joined
+// with phase 1, gives the single-place verdict.
+func TestJoinTwoPhases(t *testing.T) {
+	for _, name := range []string{"tie-pipeline-carrier", "sqrt-zero-backward", "inf-absorbed-next-step", "loss-scale-recovered"} {
+		t.Run(name, func(t *testing.T) {
+			dir := scenarioDir(t, name)
+			want, err := Run(context.Background(), Options{Path: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots := splitNodes(t, dir, 3, rand.New(rand.NewSource(3)))
+			p1 := summariseNodes(t, roots, true)
+			v1, err := Run(context.Background(), Options{Summaries: p1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Origin == nil {
+				if w, g := normalised(t, want, dir), normalised(t, v1, roots...); w != g {
+					t.Fatalf("phase 1 differs from one place:\n%s", lineDiff(w, g))
+				}
+				return
+			}
+			if v1.Origin == nil || v1.Origin.Op != want.Origin.Op || !equalInts(v1.Origin.Ranks, want.Origin.Ranks) {
+				t.Fatalf("phase 1 origin %+v, want %+v", v1.Origin, want.Origin)
+			}
+			if len(v1.Origin.Outputs) != 0 || v1.Origin.Code != nil {
+				t.Errorf("phase 1 has details: %+v", v1.Origin)
+			}
+			if !strings.Contains(fmt.Sprint(v1.Warnings), "--until-first") {
+				t.Errorf("phase 1 does not say its details are missing: %v", v1.Warnings)
+			}
+			steps := map[int]bool{v1.Origin.Step: true}
+			for _, st := range v1.Steps {
+				if st.Step > v1.Origin.Step {
+					steps[st.Step] = true
+					break
+				}
+			}
+			var p2 []string
+			for i, r := range roots {
+				var b bytes.Buffer
+				if _, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Steps: steps, Node: Node{Index: i, Count: len(roots)}}, &b); err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(t.TempDir(), fmt.Sprintf("p2-node%d.jsonl", i))
+				if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p2 = append(p2, p)
+			}
+			got, err := Run(context.Background(), Options{Summaries: append(p1, p2...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, g := normalised(t, want, dir), normalised(t, got, roots...); w != g {
+				t.Fatalf("two phases differ from one place:\n%s", lineDiff(w, g))
+			}
+		})
+	}
+}
+
+// A node summary cut short, or missing, is a warning naming its ranks and
+// lowers the confidence; the verdict still comes.
+func TestJoinDamagedOrMissingNode(t *testing.T) {
+	dir := scenarioDir(t, "log-negative")
+	want, err := Run(context.Background(), Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Origin == nil || want.Origin.Confidence != "high" {
+		t.Fatalf("the scenario's verdict changed: %+v", want.Origin)
+	}
+	roots := splitNodes(t, dir, 4, rand.New(rand.NewSource(1)))
+	files := summariseNodes(t, roots, false)
+	levels := map[string]int{"low": 1, "medium": 2, "high": 3}
+	nodeRanks := func(i int) []int {
+		l, err := dump.Discover(roots[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[int]bool{}
+		for _, d := range l.Dirs {
+			set[d.Rank] = true
+		}
+		return sortedKeys(set)
+	}
+	t.Run("cut", func(t *testing.T) {
+		b, err := os.ReadFile(files[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := filepath.Join(t.TempDir(), "node1.jsonl")
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		if err := os.WriteFile(cut, bytes.Join(lines[:2], nil), 0o644); err != nil { // the header and one record
+			t.Fatal(err)
+		}
+		v, err := Run(context.Background(), Options{Summaries: []string{files[0], cut, files[2], files[3]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks := dump.FormatRanges(nodeRanks(1))
+		if !strings.Contains(fmt.Sprint(v.Warnings), "ends before its last line") || !strings.Contains(fmt.Sprint(v.Warnings), "ranks "+ranks) {
+			t.Errorf("no warning naming ranks %s: %v", ranks, v.Warnings)
+		}
+		if v.Origin == nil || levels[v.Origin.Confidence] >= levels[want.Origin.Confidence] {
+			t.Errorf("confidence %v, want below %s", v.Origin, want.Origin.Confidence)
+		}
+	})
+	t.Run("missing", func(t *testing.T) {
+		v, err := Run(context.Background(), Options{Summaries: []string{files[0], files[1], files[3]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks := dump.FormatRanges(nodeRanks(2))
+		if !strings.Contains(fmt.Sprint(v.Warnings), "no summary from node(s) 2 of 4") || !strings.Contains(fmt.Sprint(v.Warnings), ranks) {
+			t.Errorf("no warning naming node 2 and ranks %s: %v", ranks, v.Warnings)
+		}
+		if v.Origin == nil || levels[v.Origin.Confidence] >= levels[want.Origin.Confidence] {
+			t.Errorf("confidence %v, want below %s", v.Origin, want.Origin.Confidence)
+		}
+	})
+	t.Run("garbage", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "node9.jsonl")
+		if err := os.WriteFile(bad, []byte("\x00\x01not json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Run(context.Background(), Options{Summaries: []string{files[0], bad}})
+		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "offset 0") {
+			t.Errorf("error %v, want one naming %s at offset 0", err, bad)
+		}
+	})
+}
+
+// Summaries of different runs or rules, or the same rank-step twice, are
+// refused.
+func TestJoinRefuses(t *testing.T) {
+	dir := scenarioDir(t, "tie-pipeline-carrier")
+	roots := splitNodes(t, dir, 2, rand.New(rand.NewSource(1)))
+	files := summariseNodes(t, roots, false)
+	write := func(opt SummaryOptions) string {
+		var b bytes.Buffer
+		if _, err := Summarize(context.Background(), opt, &b); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "other.jsonl")
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rules := []policy.Rule{{Op: "Torch.zzz", Side: "output", Slot: "*", Values: "nan", Reason: "test"}}
+	for _, c := range []struct {
+		name  string
+		files []string
+		rules []policy.Rule
+		want  string
+	}{
+		{"other run", []string{files[0], write(SummaryOptions{Path: roots[1], Run: "another"})}, nil, "different runs"},
+		{"other rules", []string{files[0], write(SummaryOptions{Path: roots[1], Run: "test", Rules: rules})}, nil, "other rules"},
+		{"join with rules", files, rules, "pass --rules to summarize"},
+		{"twice", []string{files[0], files[1], write(SummaryOptions{Path: roots[1], Run: "test"})}, nil, "give each rank-step once"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Run(context.Background(), Options{Summaries: c.files, Rules: c.rules})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestNodeFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want Node
+		job  string
+	}{
+		{map[string]string{"TORCHELASTIC_RUN_ID": "none", "GROUP_RANK": "3", "GROUP_WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "1", "RANK": "3", "WORLD_SIZE": "16"}, Node{Index: 3, Count: 16, Launcher: "torchrun"}, ""},
+		{map[string]string{"TORCHELASTIC_RUN_ID": "j7", "GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "4", "RANK": "2", "WORLD_SIZE": "4"}, Node{Index: 2, Count: 4, Launcher: "torchrun"}, "j7"},
+		{map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_JOB_ID": "991"}, Node{Index: 5, Count: 8, Launcher: "slurm"}, "991"},
+		{map[string]string{"JOB_COMPLETION_INDEX": "7"}, Node{Index: 7, Launcher: "kubernetes"}, ""},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, ""},
+		{map[string]string{"PMI_RANK": "4", "PMI_SIZE": "6"}, Node{Index: 4, Count: 6, Launcher: "mpi"}, ""},
+		{map[string]string{"SLURM_PROCID": "x"}, Node{Index: -1}, ""},
+		{map[string]string{}, Node{Index: -1}, ""},
+	} {
+		n, job := NodeFromEnv(func(k string) string { return c.env[k] })
+		if n != c.want || job != c.job {
+			t.Errorf("%v: got %+v %q, want %+v %q", c.env, n, job, c.want, c.job)
+		}
+	}
+}
+
+// A summary is a small fraction of the dump it summarises: under 1 % on a
+// run whose dump.json files have the size of real statistics dumps.
+func TestSummaryIsSmall(t *testing.T) {
+	spec, err := synth.Fit(synth.Spec{Name: "sized", Ranks: 4, Steps: []int{0, 1, 2, 3}, Model: synth.Dense, Hidden: 1024, Batch: 1, Seq: 512,
+		Level: "L1", TargetFileBytes: 8 << 20, Fault: &synth.Fault{Kind: synth.LogNegative, Step: 2, Ranks: []int{1}}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	st, err := Summarize(context.Background(), SummaryOptions{Path: dir}, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written != int64(b.Len()) || st.DumpBytes < 4*(4<<20) {
+		t.Fatalf("stats %+v for %d bytes written", st, b.Len())
+	}
+	if share := float64(st.Written) / float64(st.DumpBytes); share >= 0.01 {
+		t.Errorf("summary %d bytes for %d dump bytes (%.2f%%): want under 1%%", st.Written, st.DumpBytes, 100*share)
 	}
 }

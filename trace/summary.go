@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -66,15 +67,36 @@ type SummaryStats struct {
 
 // summaryHeader is the first line of a summary.
 type summaryHeader struct {
-	Schema   string      `json:"schema"`
-	Run      string      `json:"run"`
-	DumpPath string      `json:"dump_path"` // the dump root on the node
-	Node     Node        `json:"node"`
-	Rules    string      `json:"rules"` // fingerprint of the user's rules ("" none)
-	Details  bool        `json:"details"`
-	Steps    []int       `json:"steps"`           // the steps asked for (nil all)
-	Dirs     []record    `json:"dirs"`            // every rank folder present: mode, step, rank and paths only
-	Notes    []dump.Note `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+	Schema   string       `json:"schema"`
+	Run      string       `json:"run"`
+	DumpPath string       `json:"dump_path"` // the dump root on the node
+	Node     Node         `json:"node"`
+	Rules    string       `json:"rules"` // fingerprint of the user's rules ("" none)
+	Details  bool         `json:"details"`
+	Steps    []int        `json:"steps"`           // the steps asked for (nil all)
+	Dirs     []summaryDir `json:"dirs"`            // every rank folder present
+	Notes    []dump.Note  `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+}
+
+// summaryDir is one rank folder of a node: its dump.json is Dir/dump.json.
+type summaryDir struct {
+	Mode      string `json:"mode,omitempty"`
+	Step      int    `json:"step"`
+	Rank      int    `json:"rank"`
+	Dir       string `json:"dir"`
+	Stack     bool   `json:"stack,omitempty"`
+	Construct bool   `json:"construct,omitempty"`
+}
+
+func (d summaryDir) record() record {
+	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: path.Join(d.Dir, "dump.json")}
+	if d.Stack {
+		r.Stack = path.Join(d.Dir, "stack.json")
+	}
+	if d.Construct {
+		r.Construct = path.Join(d.Dir, "construct.json")
+	}
+	return r
 }
 
 type summaryEnd struct {
@@ -125,13 +147,12 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 	}
 	dirs := layout.Select(opt.Steps, opt.Ranks)
 	h := summaryHeader{Schema: SummarySchema, Run: run, DumpPath: root, Node: opt.Node, Rules: RulesFingerprint(opt.Rules),
-		Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []record{}}
+		Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []summaryDir{}}
 	for _, n := range layout.Notes {
 		h.Notes = append(h.Notes, dump.Note{Dir: rel(n.Dir), Text: n.Text})
 	}
 	for _, d := range dirs {
-		h.Dirs = append(h.Dirs, record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: rel(d.Dir), Dump: rel(d.Dump),
-			Stack: rel(d.Stack), Construct: rel(d.Construct)})
+		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: rel(d.Dir), Stack: d.Stack != "", Construct: d.Construct != ""})
 	}
 	cw := &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
 	enc := json.NewEncoder(cw)
