@@ -17,6 +17,13 @@
 // signs, tell sources from receivers, name the collective that carried the
 // value, and find collectives that made it themselves.
 //
+// Across a cluster, Summarize reduces the rank folders of one node to a
+// summary (nanhunt/summary/v1): each finished rank scan as a record, and
+// the details a verdict shows of its named calls. Run with
+// Options.Summaries turns the records back into rank scans and analyses
+// them on the same code path, so the joined verdict is the one the folders
+// give in one place.
+//
 // The result is a verdict.Verdict without a plan (package plan makes it)
 // or evidence (package evidence adds it). A slow reference analyser
 // (internal/reference) and its differential tests hold this package to the

@@ -42,6 +42,7 @@ const (
 	maxSuppressKeys = 64
 	maxPreOps       = 1 << 13 // distinct ops before the first backward entry
 	maxTail         = 1 << 16 // entries after the last backward entry
+	maxBases        = 4096    // pairing bases (group and api, or peers) followed per rank
 )
 
 // tailEntry is an entry after the last backward entry seen so far: where
@@ -425,8 +426,13 @@ func (s *rankScan) place(sc *scanner, e *dump.Entry, n dump.Name) {
 	}
 }
 
-// sync records a collective's place among the rank's collectives.
+// sync records a collective's place among the rank's collectives. Past
+// maxBases pairing bases, new ones are not followed: they order nothing,
+// which only ever leaves two ranks unordered (a tie), never misordered.
 func (s *rankScan) sync(ce *collEvent, n dump.Name) {
+	if _, ok := s.syncs[ce.base]; !ok && len(s.syncs) >= maxBases {
+		return
+	}
 	k := int32(len(s.syncs[ce.base]))
 	if ce.named {
 		k = int32(n.Call) // paired by name: the entry counter is the occurrence
