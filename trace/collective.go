@@ -68,32 +68,28 @@ func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) c
 	case spec.NoTensors:
 	case spec.Unknown:
 		// every input is sent, every output received
-		for i := range e.Tensors {
-			t := &e.Tensors[i]
-			c := policy.Holds(t)
-			if t.Field.IsInput() {
+		eachValue(e, func(f dump.Field, _ int, _ string, c nonfinite.Class) {
+			if f.IsInput() {
 				ev.send |= c
-			} else if t.Field == dump.Output {
+			} else if f == dump.Output {
 				ev.dest |= c
 			}
-		}
+		})
 	default:
-		for i := range e.Tensors {
-			t := &e.Tensors[i]
-			c := policy.Holds(t)
-			switch t.Field {
+		eachValue(e, func(f dump.Field, arg int, key string, c nonfinite.Class) {
+			switch f {
 			case dump.InputArgs, dump.InputKwargs:
-				if spec.IsSendInput(t.Field == dump.InputKwargs, t.Arg, t.Key) && (isRoot || !spec.RootSends) {
+				if spec.IsSendInput(f == dump.InputKwargs, arg, key) && (isRoot || !spec.RootSends) {
 					ev.send |= c
 				} else {
 					ev.ignored |= c
 				}
 			case dump.Output:
-				if spec.IsReceiveOutput(t.Arg, e.NumArgs, e.Kwargs) {
+				if spec.IsReceiveOutput(arg, e.NumArgs, e.Kwargs) {
 					ev.dest |= c
 				}
 			}
-		}
+		})
 	}
 	if spec.P2P != 0 {
 		ev.p2p = spec.P2P
@@ -205,4 +201,19 @@ func globalRank(r int, group []int, e *dump.Entry, ref policy.Slot) int {
 		}
 	}
 	return r
+}
+
+// eachValue calls fn with what each tensor and each non-tensor value of a
+// collective holds, and where it sits: the data a slot carries is both
+// (README "How it decides", 3).
+func eachValue(e *dump.Entry, fn func(f dump.Field, arg int, key string, c nonfinite.Class)) {
+	for i := range e.Tensors {
+		t := &e.Tensors[i]
+		fn(t.Field, t.Arg, t.Key, policy.Holds(t))
+	}
+	for i := range e.Args {
+		if a := &e.Args[i]; a.Num.Class != 0 {
+			fn(a.Field, a.Arg, a.Key, a.Num.Class)
+		}
+	}
 }

@@ -276,6 +276,8 @@ func buildCollective(api, name string, e *jsonoracle.Node, self int) *collCall {
 	var outs []*jsonoracle.Node
 	if n := member(e, "output"); n != nil && n.Kind == jsonoracle.Array {
 		outs = n.Elems
+	} else if n != nil {
+		outs = []*jsonoracle.Node{n} // a lone value is item 0, as for other calls
 	}
 	g := readGroup(a)
 	spec, known := specOf(api)
