@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -466,5 +467,75 @@ func TestSummaryIsSmall(t *testing.T) {
 	}
 	if share := float64(st.Written) / float64(st.DumpBytes); share >= 0.01 {
 		t.Errorf("summary %d bytes for %d dump bytes (%.2f%%): want under 1%%", st.Written, st.DumpBytes, 100*share)
+	}
+}
+
+// A node that sees an anomaly last leaves a mark in the shared folder; a
+// node summarising later stops after the step it names, and the join is
+// still the single-place verdict.
+func TestSummarizeStopsAtSharedMark(t *testing.T) {
+	spec := synth.Spec{Name: "mark", Ranks: 4, Steps: []int{0, 1, 2, 3, 4, 5, 6, 7}, Model: synth.Dense, Level: "L1",
+		Fault: &synth.Fault{Kind: synth.LogNegative, Step: 2, Ranks: []int{1}}, Seed: 1}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Run(context.Background(), Options{Path: dir})
+	if err != nil || want.Origin == nil || want.Origin.Step != 2 {
+		t.Fatalf("the run's verdict: %v %+v", err, want)
+	}
+	roots := splitNodes(t, dir, 2, rand.New(rand.NewSource(1)))
+	shared := t.TempDir()
+	var files []string
+	var stats []SummaryStats
+	for i, r := range roots {
+		p := filepath.Join(shared, fmt.Sprintf("node%d.jsonl", i))
+		var b bytes.Buffer
+		st, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Shared: shared, Node: Node{Index: i, Count: 2}}, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files, stats = append(files, p), append(stats, st)
+	}
+	if stats[0].StoppedAfter == nil || *stats[0].StoppedAfter != 3 {
+		t.Fatalf("node 0 stopped after %v, want 3", stats[0].StoppedAfter)
+	}
+	if marks, _ := filepath.Glob(filepath.Join(shared, ".nanhunt-lasting-*")); len(marks) == 0 {
+		t.Fatal("node 0 left no mark")
+	}
+	// node 1 stops at the mark, or at its own lasting anomaly: never later
+	if stats[1].StoppedAfter == nil || *stats[1].StoppedAfter > 3 || slices.Max(stats[1].Steps) > 3 {
+		t.Errorf("node 1 read steps %v, stopped after %v: want nothing after step 3", stats[1].Steps, stats[1].StoppedAfter)
+	}
+	got, err := Run(context.Background(), Options{Summaries: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, g := normalised(t, want, dir), normalised(t, got, roots...); w != g {
+		t.Fatalf("joined verdict differs:\n%s", lineDiff(w, g))
+	}
+}
+
+// A mark of another node bounds what a node reads, even when its own
+// ranks show nothing (a mark left by a node of the same run).
+func TestSummarizeHonoursMark(t *testing.T) {
+	spec := synth.Spec{Name: "clean", Ranks: 2, Steps: []int{0, 1, 2, 3, 4, 5}, Model: synth.Dense, Level: "L1", Seed: 1}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	shared := t.TempDir()
+	markLasting(shared, "test", "", 2, Node{Index: 5})
+	markLasting(shared, "other run", "", 0, Node{Index: 6}) // another run's mark does not count
+	var b bytes.Buffer
+	st, err := Summarize(context.Background(), SummaryOptions{Path: dir, Run: "test", Shared: shared, Node: Node{Index: 0}}, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(st.Steps, []int{0, 1, 2}) || st.StoppedAfter == nil || !strings.Contains(st.Why, "node 5") {
+		t.Errorf("read steps %v, stopped after %v (%s): want 0-2, stopped by node 5", st.Steps, st.StoppedAfter, st.Why)
 	}
 }

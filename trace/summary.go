@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -51,6 +53,11 @@ type SummaryOptions struct {
 	// it can be; a second pass with Steps set to the steps the join names
 	// (Plan.DetailSteps) reads them.
 	UntilFirst bool
+	// Shared, when set, is a folder the summarising processes of the run
+	// share (the one they write to). A process that sees an anomaly last
+	// leaves a mark there, and the others stop after the step it names:
+	// no later step can change the verdict, whichever node reads it.
+	Shared string
 }
 
 // SummaryStats is what Summarize did.
@@ -63,6 +70,7 @@ type SummaryStats struct {
 	// change the verdict (an anomaly that lasts into the next dumped step
 	// was seen): nil when every step was read.
 	StoppedAfter *int
+	Why          string // why it stopped there
 }
 
 // summaryHeader is the first line of a summary.
@@ -181,6 +189,13 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 		sort.Ints(order)
 		prevAnomalous := false
 		for _, step := range order {
+			if len(opt.Steps) == 0 {
+				if after, who, ok := lastingMark(opt.Shared, run, mode); ok && step > after {
+					a := after
+					end.StoppedAfter, end.Why = &a, fmt.Sprintf("%s saw an anomaly last into step %d: no later step can change the verdict", who, after)
+					break
+				}
+			}
 			scans, err := a.scanStep(byStep[step], scanAll)
 			if err != nil {
 				return st, err
@@ -211,6 +226,7 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 					end.StoppedAfter = &s
 				}
 				end.Why = "an anomaly lasted into this step: no later step can change the verdict"
+				markLasting(opt.Shared, run, mode, step, opt.Node)
 				break
 			}
 			prevAnomalous = anomalous
@@ -223,7 +239,7 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 	if err := cw.w.(*bufio.Writer).Flush(); err != nil {
 		return st, err
 	}
-	st.Steps, st.Written, st.StoppedAfter = sortedKeys(steps), cw.n, end.StoppedAfter
+	st.Steps, st.Written, st.StoppedAfter, st.Why = sortedKeys(steps), cw.n, end.StoppedAfter, end.Why
 	return st, nil
 }
 
@@ -314,4 +330,74 @@ func SummarySizes(files []string, rules []policy.Rule) func(step, rank int, ops 
 		}
 		return nil, "", fmt.Errorf("no summary of rank %d at step %d", rank, step)
 	}
+}
+
+// lastingMark is a mark of the run is a small file in the shared folder:
+// .nanhunt-lasting-<run>-<node>, holding the mode and the step after which
+// no step can change the verdict.
+type lastingMarkFile struct {
+	Run   string `json:"run"`
+	Mode  string `json:"mode"`
+	After int    `json:"after"`
+	Node  string `json:"node"`
+}
+
+func markPrefix(run string) string {
+	h := sha256.Sum256([]byte(run))
+	return ".nanhunt-lasting-" + hex.EncodeToString(h[:6]) + "-"
+}
+
+// markLasting leaves the mark of a lasting anomaly for the other nodes;
+// a mark that cannot be written only costs them the steps after it.
+func markLasting(dir, run, mode string, after int, n Node) {
+	if dir == "" {
+		return
+	}
+	who := n.Host
+	if n.Index >= 0 {
+		who = "node " + strconv.Itoa(n.Index)
+	}
+	b, _ := json.Marshal(lastingMarkFile{Run: run, Mode: mode, After: after, Node: who})
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(who)
+	f, err := os.CreateTemp(dir, ".tmp-mark-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, markPrefix(run)+name+".json")); err != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// lastingMark is the earliest step after which another node of the run
+// saw an anomaly last, in this mode.
+func lastingMark(dir, run, mode string) (after int, who string, ok bool) {
+	if dir == "" {
+		return 0, "", false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, "", false
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), markPrefix(run)) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(b) > 4096 {
+			continue
+		}
+		var m lastingMarkFile
+		if json.Unmarshal(b, &m) != nil || m.Run != run || m.Mode != mode {
+			continue
+		}
+		if !ok || m.After < after {
+			after, who, ok = m.After, m.Node, true
+		}
+	}
+	return after, who, ok
 }

@@ -40,6 +40,8 @@ summaries of every node gives the verdict the rank folders give in one place.
 
 It reads the steps in order and stops after the next dumped step of the
 first anomaly that lasts into it: no later step can change the verdict.
+With OUT a shared folder, a node that stops so leaves a mark there, and
+the others stop after the same step.
 
 Run one process per node under the job's launcher; OUT may be a folder
 (shared, or an object-store mount), where each process writes
@@ -121,6 +123,7 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 			if err := os.MkdirAll(outPath, 0o755); err != nil {
 				return err
 			}
+			opt.Shared = outPath // where the other nodes' marks are
 			outPath = filepath.Join(outPath, summaryName(node))
 		}
 	}
@@ -152,7 +155,7 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: summarised %d rank-steps (steps %s) into %s: %s%s\n",
 		st.Records, rangesOrNone(st.Steps), where, safeio.Size(st.Written), share)
 	if st.StoppedAfter != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: stopped after step %d: an anomaly lasted into it, so no later step can change the verdict\n", *st.StoppedAfter)
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: stopped after step %d: %s\n", *st.StoppedAfter, st.Why)
 	}
 	return nil
 }
