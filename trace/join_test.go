@@ -539,3 +539,40 @@ func TestSummarizeHonoursMark(t *testing.T) {
 		t.Errorf("read steps %v, stopped after %v (%s): want 0-2, stopped by node 5", st.Steps, st.StoppedAfter, st.Why)
 	}
 }
+
+// A summary record is bounded whatever the dump: a rank-step of 100,000
+// calls, every one of them a NaN birth or a collective of its own group,
+// gives a record of a few hundred kB.
+func TestSummaryRecordBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dump", "step0", "rank0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"dump_data_dir\": null,\n \"data\": {\n")
+	const n = 50_000
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `  "Torch.exp.%d.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": 1, "Min": 0, "requires_grad": false}], "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": NaN, "requires_grad": false}]},`+"\n", i)
+		fmt.Fprintf(&b, `  "Distributed.all_reduce.%d.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": NaN}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g%d"}}, "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": NaN}]}`, i, i)
+	}
+	b.WriteString("\n }\n}\n")
+	if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, err := Summarize(context.Background(), SummaryOptions{Path: filepath.Dir(filepath.Dir(dir))}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var longest int
+	for _, l := range bytes.Split(out.Bytes(), []byte("\n")) {
+		longest = max(longest, len(l))
+	}
+	t.Logf("dump.json %d bytes, record %d bytes", b.Len(), longest)
+	if st.Records != 1 || longest > 512<<10 {
+		t.Errorf("%d records, the longest line %d bytes, for a %d-byte dump.json: want one record under 512 kB", st.Records, longest, b.Len())
+	}
+}
