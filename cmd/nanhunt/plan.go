@@ -43,11 +43,10 @@ The plan is printed; -o writes its config.json (never inside the dump).
 
 Exit status: 0 no anomaly (nothing to collect), 1 a plan for an anomaly, 2
 unusable input or bad usage.`,
-		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
-			if len(args) == 1 {
-				path = args[0]
+			path, err := f.inputs(args) // a dump, or the summaries of its nodes
+			if err != nil {
+				return err
 			}
 			return runPlan(cmd, path, &f)
 		},

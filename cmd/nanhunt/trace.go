@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/plan"
@@ -243,6 +244,9 @@ func (f *traceFlags) inputs(args []string) (string, error) {
 		return args[0], nil
 	}
 	for _, a := range args {
+		if _, err := os.Stat(a); err != nil {
+			return "", err
+		}
 		if !trace.IsSummary(a) && !summaryFolder(a) {
 			return "", fmt.Errorf("%s: not a nanhunt summary: give one dump, or only summaries", a)
 		}
