@@ -71,8 +71,10 @@
 //  11. Participants: group_ranks when listed; all dumped ranks of the step
 //     (rank folders present, after the ranks option) for the default group
 //     and for entry-name pairing; the ranks that recorded the instance for
-//     a group known only by id or name. group_dst/group_src go through
-//     group_ranks when listed, else are taken as global ranks.
+//     a group known only by id or name; for a point-to-point call whose
+//     peer the dump does not name, every rank of the job. group_dst and
+//     group_src go through group_ranks when listed, else are taken as
+//     global ranks.
 //
 // Phases (section 4)
 //

@@ -153,6 +153,11 @@ func (r *stepResult) findHops() {
 func (r *stepResult) participants(side *collSide) []int {
 	d := r.data
 	switch {
+	case side.clock.kind == keyP2P && (side.clock.from < 0 || side.clock.to < 0):
+		// a peer the dump does not name: any rank of the job
+		ps := append(slices.Clone(d.dumped), d.notDumped...)
+		sort.Ints(ps)
+		return ps
 	case side.clock.kind == keyP2P:
 		ps := []int{side.clock.from}
 		if side.clock.to != side.clock.from {
