@@ -35,15 +35,21 @@ if [ -d "$dir/dump" ]; then
   read -r secs rss < <(tail -1 "$dir/.time")
   echo "trace: $secs s, peak RSS $((rss / 1024)) MB"
   echo "== spreading the rank folders over $NODES node folders"
-  per=$((RANKS / NODES))
-  for s in "$dir"/dump/step*; do
-    st=$(basename "$s")
-    for n in $(seq 0 $((NODES - 1))); do mkdir -p "$dir/nodes/node$n/dump/$st"; done
-    for r in "$s"/rank*; do
-      k=${r##*/rank}
-      mv "$r" "$dir/nodes/node$((k / per))/dump/$st/"
-    done
-  done
+  python3 - "$dir" "$RANKS" "$NODES" <<'PY'
+import os, sys
+d, ranks, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+per = ranks // nodes
+src = os.path.join(d, "dump")
+for st in sorted(os.listdir(src)):
+    if not st.startswith("step"):
+        continue
+    for r in os.listdir(os.path.join(src, st)):
+        if not r.startswith("rank"):
+            continue
+        dst = os.path.join(d, "nodes", "node%d" % (int(r[4:]) // per), "dump", st)
+        os.makedirs(dst, exist_ok=True)
+        os.rename(os.path.join(src, st, r), os.path.join(dst, r))
+PY
   rm -rf "$dir/dump"
 fi
 dumpbytes=$(du -sb --apparent-size "$dir/nodes" | cut -f1)
