@@ -244,7 +244,7 @@ func (b *builder) origin() {
 	o.PossibleSources = r.possibleSources(o.Ranks)
 	v.Origin = o
 	l := r.locals[p.main]
-	if l.firstNaN != nil && l.firstNaN != l.root && o.Kind != "nan" {
+	if l.firstNaN != nil && o.Kind != "nan" { // at or after the root: the root itself, when it turned inherited Inf into NaN
 		v.FirstNaN = &verdict.OpRef{Step: r.step, Rank: p.main, Op: l.firstNaN.name}
 	}
 	o.Op = p.root.name
