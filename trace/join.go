@@ -35,9 +35,11 @@ type recordSet struct {
 	run      string
 	root     string // the dump root the paths are shown under
 	rules    string
-	recs     map[recordKey]*record
-	from     map[recordKey]string // the summary each record came from
-	detailed map[recordKey]bool   // its summary was made with details
+	recs     map[recordKey]recPlace // where each record lies: records are read when their step is analysed
+	files    []*os.File
+	names    []string     // their paths
+	roots    []string     // the dump root of the node that wrote each
+	job      map[int]bool // ranks the records' process groups name
 	lost     map[recordKey]string // rank-steps a summary lists but does not hold, and why
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
@@ -94,7 +96,7 @@ func IsSummary(p string) bool {
 // short or damaged, and a node whose summary is missing, become warnings
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
-	rs := &recordSet{recs: map[recordKey]*record{}, from: map[recordKey]string{}, lost: map[recordKey]string{}, detailed: map[recordKey]bool{}}
+	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}}
 	listed := map[recordKey]bool{}
 	nodes := map[int]bool{}
 	count := 0
@@ -102,6 +104,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 	for _, file := range files {
 		h, err := rs.load(file, listed)
 		if err != nil {
+			rs.close()
 			return nil, err
 		}
 		if h == nil {
@@ -112,8 +115,10 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 		}
 		switch {
 		case h.Run != rs.run:
+			rs.close()
 			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined", file, h.Run, first, rs.run)
 		case h.Rules != rs.rules:
+			rs.close()
 			return nil, fmt.Errorf("%s was made with other rules than %s (fingerprints %q and %q): summarise every node with the same --rules", file, first, h.Rules, rs.rules)
 		}
 		if h.Node.Index >= 0 && h.Node.Count > 0 {
@@ -122,9 +127,11 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 		}
 	}
 	if rs.run == "" {
+		rs.close()
 		return nil, fmt.Errorf("%s: no summary could be read: %s", strings.Join(files, ", "), strings.Join(rs.warnings, "; "))
 	}
 	if fp := RulesFingerprint(rules); fp != rs.rules {
+		rs.close()
 		return nil, fmt.Errorf("the summaries were made with other rules (fingerprint %q, these %q): rules apply where the dump is read; pass --rules to summarize", rs.rules, fp)
 	}
 	for k := range listed {
@@ -152,7 +159,8 @@ func (rs *recordSet) load(file string, listed map[recordKey]bool) (*summaryHeade
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	fileIdx := len(rs.files)
+	rs.files, rs.names, rs.roots = append(rs.files, f), append(rs.names, file), append(rs.roots, "")
 	br := bufio.NewReaderSize(f, 1<<20)
 	var h *summaryHeader
 	var offset int64
@@ -171,7 +179,7 @@ lines:
 			dmg = true
 			break lines
 		}
-		var l summaryLine
+		var l lightLine
 		if jerr := json.Unmarshal(b, &l); jerr != nil || (l.Header == nil && l.Record == nil && l.End == nil) {
 			msg := "not a summary line"
 			if jerr != nil {
@@ -195,6 +203,7 @@ lines:
 				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
 			}
 			h = l.Header
+			rs.roots[fileIdx] = h.DumpPath
 			for _, hd := range h.Dirs {
 				rec := hd.record()
 				d := &rec
@@ -211,24 +220,33 @@ lines:
 			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)
 		case l.Record != nil:
 			r := l.Record
-			absPaths(r, h.DumpPath)
 			k := recordKey{r.Mode, r.Step, r.Rank}
 			if _, ok := rs.recs[k]; ok {
 				// the second phase (details) stands for the first
 				switch {
-				case !rs.detailed[k] && h.Details:
-				case rs.detailed[k] && !h.Details:
+				case !rs.recs[k].detailed && h.Details:
+				case rs.recs[k].detailed && !h.Details:
 					continue
 				default:
-					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.from[k], file, r.Step, r.Rank)
+					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.names[rs.recs[k].file], file, r.Step, r.Rank)
 				}
 			}
-			rs.detailed[k] = h.Details
 			if !listed[k] {
 				listed[k] = true
-				rs.dirs = append(rs.dirs, rankDirOf(r))
+				full, err := rs.decode(b, h.DumpPath)
+				if err != nil {
+					rs.damaged(file, at, h, err.Error())
+					dmg = true
+					break lines
+				}
+				rs.dirs = append(rs.dirs, rankDirOf(full))
 			}
-			rs.recs[k], rs.from[k] = r, file
+			for _, g := range r.Groups {
+				for _, x := range g {
+					rs.job[x] = true
+				}
+			}
+			rs.recs[k] = recPlace{file: int32(fileIdx), offset: at, size: int32(len(b)), detailed: h.Details}
 			delete(rs.lost, k)
 			lastStep[r.Rank] = max(lastStep[r.Rank], r.Step)
 		case l.End != nil:
@@ -282,12 +300,8 @@ func (rs *recordSet) missingNodes(nodes map[int]bool, count int) {
 		have[d.Rank] = true
 		job[d.Rank] = true
 	}
-	for _, r := range rs.recs {
-		for _, g := range r.Groups {
-			for _, x := range g {
-				job[x] = true
-			}
-		}
+	for x := range rs.job {
+		job[x] = true
 	}
 	var missing []int
 	for _, x := range sortedKeys(job) {
@@ -324,7 +338,7 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 	out := map[int]*rankScan{}
 	for _, d := range dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		r, ok := rs.recs[k]
+		place, ok := rs.recs[k]
 		if !ok {
 			s := newRankScan(d)
 			why := rs.lost[k]
@@ -336,13 +350,17 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 			out[d.Rank] = s
 			continue
 		}
+		r, err := rs.read(place)
+		if err != nil {
+			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
+		}
 		s, err := fromRecord(r, func(p string) string { return p })
 		if err != nil {
-			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.from[k], d.Step, d.Rank, err)
+			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
 		}
-		if s.det == nil && !rs.detailed[k] {
+		if s.det == nil && !place.detailed {
 			// phase 1: the files are on the node, not here
-			s.det = &details{Warnings: []verdict.Warning{{File: rs.from[k], Message: fmt.Sprintf(
+			s.det = &details{Warnings: []verdict.Warning{{File: rs.names[place.file], Message: fmt.Sprintf(
 				"made with --until-first: no code line, module chain or tensors of step %d rank %d; summarise the steps \"nanhunt trace --detail-steps\" prints again without it",
 				d.Step, d.Rank)}}}
 		}
@@ -365,4 +383,55 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		}
 		return out, err
 	}
+}
+
+// lightLine is a summary line as the first pass reads it: the header
+// whole, of a record only what places it.
+type lightLine struct {
+	Header *summaryHeader `json:"header,omitempty"`
+	Record *struct {
+		Mode   string           `json:"mode"`
+		Step   int              `json:"step"`
+		Rank   int              `json:"rank"`
+		Groups map[string][]int `json:"groups"`
+	} `json:"record,omitempty"`
+	End *summaryEnd `json:"end,omitempty"`
+}
+
+// recPlace is where a record lies: its line in one of the set's files.
+type recPlace struct {
+	offset   int64
+	file     int32
+	size     int32
+	detailed bool // its summary was made with details
+}
+
+// read decodes the record at a place.
+func (rs *recordSet) read(p recPlace) (*record, error) {
+	b := make([]byte, p.size)
+	if _, err := rs.files[p.file].ReadAt(b, p.offset); err != nil {
+		return nil, fmt.Errorf("read again: %w", err)
+	}
+	return rs.decode(b, rs.roots[p.file])
+}
+
+// decode reads one record line.
+func (rs *recordSet) decode(b []byte, root string) (*record, error) {
+	var l summaryLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, err
+	}
+	if l.Record == nil {
+		return nil, errors.New("not a record")
+	}
+	absPaths(l.Record, root)
+	return l.Record, nil
+}
+
+// close closes the summaries.
+func (rs *recordSet) close() {
+	for _, f := range rs.files {
+		f.Close()
+	}
+	rs.files = nil
 }

@@ -49,6 +49,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		if rs, err = loadSummaries(opt.Summaries, opt.Rules); err != nil {
 			return nil, err
 		}
+		defer rs.close()
 		layout = &dump.Layout{Root: rs.root, Dirs: rs.dirs}
 		layout.Warnings = append(dump.SortNotes(rs.notes, func(d string) string { return d }), dump.Gaps(rs.dirs)...)
 		layout.Warnings = append(layout.Warnings, rs.warnings...)

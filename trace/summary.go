@@ -307,9 +307,14 @@ func SummarySizes(files []string, rules []policy.Rule) func(step, rank int, ops 
 		if err != nil {
 			return nil, "", err
 		}
-		for k, r := range rs.recs {
+		defer rs.close()
+		for k, place := range rs.recs {
 			if k.step != step || k.rank != rank {
 				continue
+			}
+			r, err := rs.read(place)
+			if err != nil {
+				return nil, "", err
 			}
 			d := r.Details
 			switch {
