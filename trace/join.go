@@ -37,9 +37,9 @@ type recordSet struct {
 	rules    string
 	recs     map[recordKey]recPlace // where each record lies: records are read when their step is analysed
 	files    []*os.File
-	names    []string     // their paths
-	roots    []string     // the dump root of the node that wrote each
-	job      map[int]bool // ranks the records' process groups name
+	names    []string             // their paths
+	roots    []string             // the dump root of the node that wrote each
+	job      map[int]bool         // ranks the records' process groups name
 	lost     map[recordKey]string // rank-steps a summary lists but does not hold, and why
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
