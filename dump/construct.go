@@ -103,7 +103,7 @@ func readParents(r io.Reader, keep func(string) bool, c Construct) error {
 		if tok.Kind == jsonlex.ObjectEnd {
 			return nil
 		}
-		name := string(tok.Bytes)
+		name := nameOf(tok.Bytes)
 		tok, err = lx.Next()
 		if err != nil {
 			return stackErr(lx, err)
@@ -118,7 +118,7 @@ func readParents(r io.Reader, keep func(string) bool, c Construct) error {
 		}
 		switch tok.Kind {
 		case jsonlex.String:
-			c[name] = string(tok.Bytes)
+			c[name] = nameOf(tok.Bytes)
 		case jsonlex.Null:
 			c[name] = ""
 		case jsonlex.ArrayStart: // [parent, micro_step]
@@ -132,7 +132,7 @@ func readParents(r io.Reader, keep func(string) bool, c Construct) error {
 					break
 				}
 				if i == 0 && tok.Kind == jsonlex.String {
-					parent = string(tok.Bytes)
+					parent = nameOf(tok.Bytes)
 				} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 					if err := skipContainer(lx); err != nil {
 						return stackErr(lx, err)

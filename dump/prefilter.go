@@ -372,12 +372,14 @@ func (p *Prefilter) entryMarkAt(b []byte, i int, off int64) entryMark {
 	m := entryMark{offset: off + int64(q)}
 	if op, ok := forwardAPIOp(b[q+1 : q+1+end]); ok {
 		m.forward = true
-		if m.op, ok = p.opNames[string(op)]; !ok && len(p.opNames) < 1024 {
+		if m.op, ok = p.opNames[string(op)]; !ok {
+			m.op = nameOf(op)
 			if p.opNames == nil {
 				p.opNames = map[string]string{}
 			}
-			m.op = string(op)
-			p.opNames[m.op] = m.op
+			if len(p.opNames) < 1024 {
+				p.opNames[string(op)] = m.op
+			}
 		}
 	}
 	return m

@@ -150,7 +150,7 @@ func (r *Reader) Next() bool {
 	e := &r.e
 	e.reset()
 	clear(r.merged)
-	e.Name = string(tok.Bytes)
+	e.Name = nameOf(tok.Bytes)
 	e.Offset = tok.Offset
 	e.Index = r.index
 	r.index++

@@ -112,7 +112,7 @@ func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 		if tok.Kind == jsonlex.ObjectEnd {
 			return sf, nil
 		}
-		key := string(tok.Bytes)
+		key := nameOf(tok.Bytes)
 		names, lines = names[:0], lines[:0]
 		triple, err := readStackValue(lx, want, key, &names, &lines)
 		if err != nil {
@@ -179,7 +179,7 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, 
 				break
 			}
 			if tok.Kind == jsonlex.String {
-				n := string(tok.Bytes)
+				n := nameOf(tok.Bytes)
 				*names = append(*names, n)
 				wanted = wanted || want[n]
 			} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {

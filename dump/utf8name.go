@@ -1,0 +1,33 @@
+package dump
+
+import "unicode/utf8"
+
+// nameOf is an entry name, stack.json key or construct.json key as text:
+// each byte that is not part of valid UTF-8 becomes U+FFFD, as JSON
+// decoders read it, so that a name is the same string in every file that
+// holds it and in the verdict.
+func nameOf(b []byte) string {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			if utf8.Valid(b) {
+				return string(b)
+			}
+			return validUTF8(b)
+		}
+	}
+	return string(b)
+}
+
+func validUTF8(b []byte) string {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return string(out)
+}
