@@ -1,11 +1,9 @@
 package dump
 
 import (
-	"fmt"
+	"io"
 	"slices"
 	"strings"
-
-	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // CallSizes is what one op's calls in a dump.json would save as a tensor
@@ -22,18 +20,13 @@ type CallSizes struct {
 // measured on msprobe's tensor dumps.
 const torchSaveOverhead = 900
 
-// MeasureCalls reads a dump.json and sizes, op by op ("Torch.sqrt",
+// MeasureCalls reads a dump.json from r and sizes, op by op ("Torch.sqrt",
 // "Tensor.__mul__": names without counter and direction), the tensors the
 // calls of the listed ops would save: every input and output tensor, data
 // plus file overhead, and the entries themselves (twice: with data_name).
-func MeasureCalls(file string, ops []string) (map[string]CallSizes, error) {
+func MeasureCalls(rd io.Reader, ops []string) (map[string]CallSizes, error) {
 	out := map[string]CallSizes{}
-	f, err := safeio.Open(file)
-	if err != nil {
-		return out, err
-	}
-	defer f.Close()
-	r := NewReader(f, ReaderOptions{Details: true, Select: func(name string, _ int64) bool {
+	r := NewReader(rd, ReaderOptions{Details: true, Select: func(name string, _ int64) bool {
 		return slices.Contains(ops, ParseName(name).Op())
 	}})
 	for r.Next() {
@@ -55,10 +48,7 @@ func MeasureCalls(file string, ops []string) (map[string]CallSizes, error) {
 		}
 		out[op] = s
 	}
-	if err := r.Err(); err != nil {
-		return out, fmt.Errorf("%s: %w", file, err)
-	}
-	return out, nil
+	return out, r.Err()
 }
 
 func elements(shape []int) int64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // Sizes is what a statistics dump tells of a tensor dump of some APIs on
@@ -19,7 +20,15 @@ type Sizes struct {
 // calls of the listed APIs ("Torch.sqrt", "Tensor.__mul__") would save with
 // data_mode "all" (dump.MeasureCalls, summed).
 func Measure(file string, apis []string) (Sizes, error) {
-	by, err := dump.MeasureCalls(file, apis)
+	f, err := safeio.Open(file)
+	if err != nil {
+		return Sizes{File: file}, err
+	}
+	defer f.Close()
+	by, err := dump.MeasureCalls(f, apis)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", file, err)
+	}
 	return Sum(file, by), err
 }
 

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/policy"
 )
 
@@ -284,9 +285,15 @@ func measure(s *rankScan) {
 			}
 		}
 	}
-	sizes, err := dump.MeasureCalls(s.dir.Dump, ops)
+	f, err := safeio.Open(s.dir.Dump)
 	if err != nil {
 		s.det.SizesErr = err.Error()
+		return
+	}
+	defer f.Close()
+	sizes, err := dump.MeasureCalls(f, ops)
+	if err != nil {
+		s.det.SizesErr = fmt.Sprintf("%s: %v", s.dir.Dump, err)
 		return
 	}
 	for _, op := range ops {

@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"internal/safeio":     {},
 	"internal/robustness": {},
 	"internal/ctxtest":    {},
+	"internal/launchtest": {},
 	"internal/outguard":   {},
 	"dump":                {"internal/jsonlex", "nonfinite"},
 	"policy":              {"dump", "internal/safeio", "nonfinite"},
