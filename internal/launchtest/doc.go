@@ -49,4 +49,5 @@
 // (Debian's python3-torch) and srun, sinfo, squeue, scancel, slurmctld,
 // slurmd, munged, munge and unmunge (Debian's slurm-wlm and munge), all of
 // which .ci/run installs when they are missing. The tests are Linux only.
+// It imports no package of nanhunt: it runs the binary.
 package launchtest
