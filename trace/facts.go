@@ -96,3 +96,13 @@ func classify(e *dump.Entry, n dump.Name, rules *policy.Matcher) facts {
 	}
 	return f
 }
+
+// passOf is the pass a call belongs to, as its name says: a name that ends
+// in ".backward" without a counter is a backward call too (README "How it
+// decides", 4).
+func passOf(n dump.Name) dump.Direction {
+	if n.Dir == dump.DirUnknown && n.IsBackward() {
+		return dump.Backward
+	}
+	return n.Dir
+}

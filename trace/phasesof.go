@@ -39,7 +39,7 @@ func PhasesOf(ctx context.Context, rd dump.RankDir, indices []int) (map[int]poli
 		n := dump.ParseName(e.Name)
 		s.place(sc, e, n)
 		if want[e.Index] {
-			ev := &event{index: e.Index, name: e.Name, dir: n.Dir, module: n.Module, collIdx: -1, recompute: e.Recompute}
+			ev := &event{index: e.Index, name: e.Name, dir: passOf(n), module: n.Module, collIdx: -1, recompute: e.Recompute}
 			if n.IsDistributed() {
 				ev.collIdx = 0 // a collective: its phase does not depend on what it holds
 			}

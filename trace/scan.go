@@ -299,7 +299,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		if e.Merged > 0 && s.mergedEntry == "" {
 			s.mergedEntry, s.merged = e.Name, e.Merged
 		}
-		ev := event{index: e.Index, dir: n.Dir, module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
+		ev := event{index: e.Index, dir: passOf(n), module: n.Module, collIdx: -1, prevClean: prevClean, prevCleanName: prevName,
 			legitNeg: legitNeg, flagged: e.IsNaN == 1, recompute: e.Recompute}
 		keep := false
 		var outClean bool
@@ -476,7 +476,7 @@ func (sc *scanner) decideDeferred(s *rankScan, f *os.File, deferred []span) {
 		}
 		e.Index = d.index
 		n := dump.ParseName(e.Name)
-		ev := event{index: d.index, dir: n.Dir, collIdx: -1, prevClean: -1, legitNeg: -1, name: e.Name, offset: d.offset, end: d.end}
+		ev := event{index: d.index, dir: passOf(n), collIdx: -1, prevClean: -1, legitNeg: -1, name: e.Name, offset: d.offset, end: d.end}
 		ev.facts = classify(e, n, sc.rules)
 		ev.suppress = nil
 		if s.keepEvent(&ev, n) {
