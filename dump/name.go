@@ -34,7 +34,7 @@ func (d Direction) String() string {
 // Name is an entry name taken apart. msprobe writes
 //
 //	{Prefix}.{api}.{N}.{forward|backward}              API calls
-//	{Module|Cell}.{path}.{Class}.{forward|backward}.{N} module calls
+//	{Module|Cell}.{path}.{Class}.{forward|backward}.{N} module calls (only these two prefixes)
 //	{Module|Cell}.{path}.{Class}.parameters_grad.{N}    module parameter gradients
 //
 // Custom prefixes (register_custom_api) may contain dots, so names are read
@@ -94,12 +94,12 @@ func ParseName(full string) Name {
 	if dir == DirUnknown {
 		return n
 	}
-	n.Call, n.Dir, n.Module = call, dir, true
-	if p, path, ok := strings.Cut(head, "."); ok {
-		n.Prefix, n.API = p, path
-	} else {
-		n.API = head
+	p, path, ok := strings.Cut(head, ".")
+	if !ok || (p != "Module" && p != "Cell") {
+		return n // module calls are Module.… (PyTorch) or Cell.… (MindSpore)
 	}
+	n.Call, n.Dir, n.Module = call, dir, true
+	n.Prefix, n.API = p, path
 	return n
 }
 

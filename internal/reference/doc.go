@@ -79,8 +79,9 @@
 // Phases (section 4)
 //
 //  12. Backward entries: any name ending in ".backward"; `….backward.N` and
-//     `….parameters_grad.N` only with the Module prefix (a MindSpore
-//     `Cell….backward.N` is not one).
+//     `….parameters_grad.N` only with the Module or Cell prefix (the two
+//     module prefixes msprobe writes); with any other prefix the name is
+//     of no known form.
 //  13. Rule 2 looks at the direct parent only, at any level (construct.json
 //     is {} at L1 anyway).
 //  14. Rule 3: a checkpoint frame wins over an optimizer frame, which wins

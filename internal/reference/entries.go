@@ -130,7 +130,7 @@ func buildEntry(index int, m jsonoracle.Member, self int) *entry {
 func isParamsGrad(name string) bool {
 	segs := strings.Split(name, ".")
 	n := len(segs)
-	return n >= 3 && segs[0] == "Module" && segs[n-2] == "parameters_grad" && isDigits(segs[n-1])
+	return n >= 3 && isModulePrefix(segs[0]) && segs[n-2] == "parameters_grad" && isDigits(segs[n-1])
 }
 
 // severe is what of a value is severe at its entry: NaN and +inf always;

@@ -37,7 +37,7 @@ func parseName(name string) nameParts {
 			p.op = strings.Join(segs[:n-2], ".")
 		case isDigits(last) && (prev == "forward" || prev == "backward" || prev == "parameters_grad"):
 			p.op = strings.Join(segs[:n-2], ".")
-			p.backward = segs[0] == "Module" && (prev == "backward" || prev == "parameters_grad")
+			p.backward = isModulePrefix(segs[0]) && (prev == "backward" || prev == "parameters_grad")
 		}
 	}
 	if p.op == name && n >= 2 {
@@ -91,3 +91,7 @@ func glob(pattern, s string) bool {
 	}
 	return false
 }
+
+// isModulePrefix tells the prefixes of module calls: Module (PyTorch) and
+// Cell (MindSpore).
+func isModulePrefix(s string) bool { return s == "Module" || s == "Cell" }

@@ -22,7 +22,7 @@ func stageOf(phase string) string {
 func isBackwardModule(name string) bool {
 	segs := strings.Split(name, ".")
 	n := len(segs)
-	return n >= 3 && segs[0] == "Module" && segs[n-2] == "backward" && isDigits(segs[n-1])
+	return n >= 3 && isModulePrefix(segs[0]) && segs[n-2] == "backward" && isDigits(segs[n-1])
 }
 
 // phaseByConstruct is rule 2: the entry's parent in construct.json.
