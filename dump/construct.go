@@ -87,7 +87,8 @@ func ReadAncestors(r io.ReadSeeker, want map[string]bool) (Construct, error) {
 }
 
 func readParents(r io.Reader, keep func(string) bool, c Construct) error {
-	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
+	lx := sideLexer(r)
+	defer sideLexers.Put(lx)
 	tok, err := lx.Next()
 	if err != nil {
 		return stackErr(lx, err)

@@ -3,7 +3,17 @@ package dump
 import (
 	"bytes"
 	"io"
+	"sync"
+
+	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
+
+// The window LastEntry reads backwards through, and the overlap that
+// keeps a line cut by its start whole; the buffers are reused (a file
+// cleared this way costs a few reads, not an allocation).
+const lastWin, lastOver = 256 << 10, 4 << 10
+
+var lastEntryBufs = sync.Pool{New: func() any { b := make([]byte, lastWin+lastOver); return &b }}
 
 // LastEntry finds, reading a dump.json written by json.dump(indent=N) from
 // its end backwards, the last entry whose name satisfies match, and returns
@@ -11,17 +21,18 @@ import (
 // reads only the tail after that entry, a window at a time.
 func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name string) bool) (int64, error) {
 	line := append(append([]byte{'\n'}, bytes.Repeat([]byte{' '}, 2*indent)...), '"')
-	const win, over = 256 << 10, 4 << 10
-	buf := make([]byte, win+over)
+	bp := lastEntryBufs.Get().(*[]byte)
+	defer lastEntryBufs.Put(bp)
+	buf := *bp
 	for end := size; end > 0; {
-		start := max(0, end-win)
-		b := buf[:min(size, end+over)-start]
+		start := max(0, end-lastWin)
+		b := buf[:min(size, end+lastOver)-start]
 		if _, err := ra.ReadAt(b, start); err != nil && err != io.EOF {
 			return -1, err
 		}
 		// lines whose '\n' lies before end, from the last one back
 		for limit := int(end - start); ; {
-			i := bytes.LastIndex(b[:min(len(b), limit+len(line)-1)], line)
+			i := lastLine(b[:min(len(b), limit+len(line)-1)], line)
 			if i < 0 {
 				break
 			}
@@ -34,4 +45,31 @@ func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name string) b
 		end = start
 	}
 	return -1, nil
+}
+
+// lastLine is bytes.LastIndex(b, line) for a line start "\n" + spaces +
+// '"': it looks back from newline to newline, which is several times
+// faster than a search for the whole pattern.
+func lastLine(b, line []byte) int {
+	for end := len(b); ; {
+		i := bytes.LastIndexByte(b[:end], '\n')
+		if i < 0 {
+			return -1
+		}
+		if i+len(line) <= len(b) && bytes.Equal(b[i:i+len(line)], line) {
+			return i
+		}
+		end = i
+	}
+}
+
+// sideLexers are the lexers of stack.json and construct.json, reused: a
+// rank's side files are read for a few calls each, and a new 1 MiB window
+// for each would cost more than reading them.
+var sideLexers = sync.Pool{New: func() any { return jsonlex.New(nil, jsonlex.Options{MaxDepth: 64}) }}
+
+func sideLexer(r io.Reader) *jsonlex.Lexer {
+	lx := sideLexers.Get().(*jsonlex.Lexer)
+	lx.Reset(r)
+	return lx
 }

@@ -92,6 +92,15 @@ func NewReader(r io.Reader, opt ReaderOptions) *Reader {
 	}
 }
 
+// Reuse makes the Reader read a new dump.json from src with new options,
+// keeping its buffers (the window keeps the size it was made with).
+func (r *Reader) Reuse(src io.Reader, opt ReaderOptions) {
+	r.opt = opt
+	r.paramGrads, r.path = false, r.path[:0]
+	clear(r.merged)
+	r.Reset(src)
+}
+
 // Reset makes the Reader read a new dump.json from r, keeping its buffers
 // and options.
 func (r *Reader) Reset(src io.Reader) {

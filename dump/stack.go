@@ -93,7 +93,8 @@ func ReadStacks(r io.Reader, want map[string]bool) (map[string][]Frame, error) {
 // ReadStackFile is ReadStacks, and also says in which form the file is
 // written.
 func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
-	lx := jsonlex.New(r, jsonlex.Options{MaxDepth: 64})
+	lx := sideLexer(r)
+	defer sideLexers.Put(lx)
 	sf := StackFile{Frames: map[string][]Frame{}}
 	out := sf.Frames
 	tok, err := lx.Next()

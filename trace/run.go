@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -129,6 +130,16 @@ type analysis struct {
 	strict bool
 	prog   *progress
 	recs   *recordSet // joined summaries to read instead of the files
+
+	scanners sync.Pool // of *scanner: their buffers serve every step
+}
+
+// scanner returns a worker's scanner, reused from an earlier step.
+func (a *analysis) scanner() *scanner {
+	if sc, ok := a.scanners.Get().(*scanner); ok {
+		return sc
+	}
+	return newScanner(a.pol, a.prog)
 }
 
 // modeResult is the analysis of one execution mode's steps.
@@ -298,7 +309,8 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankSc
 	g, gctx := errgroup.WithContext(ctx)
 	for w := 0; w < min(a.jobs, len(dirs)); w++ {
 		g.Go(func() error {
-			sc := newScanner(a.pol, a.prog)
+			sc := a.scanner()
+			defer a.scanners.Put(sc)
 			for i := range work {
 				s := sc.scanRank(gctx, dirs[i], mode)
 				if s.fileChanged() {

@@ -156,11 +156,24 @@ type scanner struct {
 	at     *dump.EntryAt
 	groups map[string][]int // one copy of each process group's ranks
 	ops    map[string]string
+	rd     *dump.Reader
 }
 
 func newScanner(p *policy.Policy, prog *progress) *scanner {
 	return &scanner{rules: p.Matcher(), prog: prog, pf: dump.NewPrefilter(window, 1<<14, policy.Search()),
 		at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}, ops: map[string]string{}}
+}
+
+// reader returns the worker's dump.json reader, reset to read src: one
+// window per worker, whatever the number of files.
+func (sc *scanner) reader(src io.Reader, opt dump.ReaderOptions) *dump.Reader {
+	if sc.rd == nil {
+		opt.WindowSize = window
+		sc.rd = dump.NewReader(src, opt)
+		return sc.rd
+	}
+	sc.rd.Reuse(src, opt)
+	return sc.rd
 }
 
 // intern keeps one copy of an op name per worker.
@@ -229,7 +242,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 		opt.Select = w.choose
 	}
 	var deferred []span
-	rd2 := dump.NewReader(src, opt)
+	rd2 := sc.reader(src, opt)
 	seen := map[string]int{}
 	prevClean, prevName := -1, ""
 	legitNeg := -1
