@@ -282,15 +282,15 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		case "peer":
 			continue
 		}
-		if tensorKeys || isTensorType(typ) {
+		if tensorKeys || hasType || isTensorType(typ) {
 			continue
 		}
 		o.push(m.Name)
 		o.value(m.Value, loc.child(i, m.Name))
 		o.pop()
 	}
-	if hasType && !hasValue && !hasStat {
-		// opaque: what its other members hold is not a value of the call
+	if hasType || hasStat {
+		// a tensor or a typed object: what its other members hold is not a value of the call
 		o.cur.Args, o.cur.Tensors = o.cur.Args[:firstArg], o.cur.Tensors[:firstTensor]
 	}
 	slot := strings.Join(o.path, ".")

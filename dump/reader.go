@@ -771,8 +771,9 @@ func (r *Reader) object(loc slotLoc) error {
 			continue
 		}
 		// Anything else: inside something that is plainly a tensor, skip it
-		// (device_mesh, placements, ...); otherwise it may hold tensors.
-		if o.tensorKeys || isTensorType(o.typ) {
+		// (device_mesh, placements, ...), and inside an object with a type
+		// (its value, if any, is read above); otherwise it may hold tensors.
+		if o.tensorKeys || o.hasType || isTensorType(o.typ) {
 			if err := r.lx.SkipValue(); err != nil {
 				return err
 			}
@@ -789,10 +790,11 @@ func (r *Reader) object(loc slotLoc) error {
 		}
 		r.popPath()
 	}
-	if o.hasType && !o.hasValue && o.stats&(statBit('a')|statBit('i')) == 0 {
-		// an object with a type and neither a value nor statistics (a
-		// ProcessGroup, a stat-less tensor, an unknown class) is opaque:
-		// what its other members hold is not a value of the call
+	if o.hasType || o.stats&(statBit('a')|statBit('i')) != 0 {
+		// a tensor (Max or Min), or an object with a type (a tensor, a
+		// value, a ProcessGroup, an unknown class): what its other members
+		// hold is not a value of the call, even those read before the key
+		// that told it
 		if len(e.Tensors) > o.firstTensor {
 			e.Tensors = e.Tensors[:o.firstTensor]
 		}
