@@ -21,7 +21,7 @@ bin=$(mktemp -d)/nanhunt
 go build -o "$bin" ./cmd/nanhunt
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-t() { /usr/bin/time -f "%e %M" -o "$dir/.time" "$@"; }
+t() { /usr/bin/time -f "%e %M %U %S" -o "$dir/.time" "$@"; }
 
 if [ ! -d "$dir/dump" ] && [ ! -d "$dir/nodes" ]; then
   echo "== generating $RANKS ranks x steps $STEPS"
@@ -32,8 +32,8 @@ fi
 if [ -d "$dir/dump" ]; then
   echo "== one place: nanhunt trace on all $RANKS rank folders"
   t "$bin" trace "$dir/dump" --format json -o "$dir/one.json" || true
-  read -r secs rss < <(tail -1 "$dir/.time")
-  echo "trace: $secs s, peak RSS $((rss / 1024)) MB"
+  read -r secs rss usr sys < <(tail -1 "$dir/.time")
+  echo "trace: $secs s ($usr s user, $sys s sys), peak RSS $((rss / 1024)) MB"
   echo "== spreading the rank folders over $NODES node folders"
   python3 - "$dir" "$RANKS" "$NODES" <<'PY'
 import os, sys
@@ -62,14 +62,14 @@ for n in $(seq 0 $((NODES - 1))); do
   echo "$n $(tail -1 "$dir/.time")" >> "$dir/nodes.txt"
 done
 sort -k2 -n "$dir/nodes.txt" | awk -v n="$NODES" '
-  { s[NR] = $2; m[NR] = $3; tot += $2; if ($3 > mx) mx = $3 }
-  END { printf "per node: median %.2f s, max %.2f s, mean %.2f s; peak RSS max %d MB\n", s[int((NR+1)/2)], s[NR], tot / NR, mx / 1024 }'
+  { s[NR] = $2; tot += $2; cpu += $4 + $5; if ($3 > mx) mx = $3 }
+  END { printf "per node: median %.2f s, max %.2f s, mean %.2f s wall, mean %.2f s CPU; peak RSS max %d MB\n", s[int((NR+1)/2)], s[NR], tot / NR, cpu / NR, mx / 1024 }'
 sumbytes=$(cat "$dir"/sums/*.jsonl | wc -c)
 awk -v s="$sumbytes" -v d="$dumpbytes" 'BEGIN { printf "summaries: %.1f MB for %.1f GB of dump (%.4f%%)\n", s / 1e6, d / 1e9, 100 * s / d }'
 echo "== join: nanhunt trace on the $NODES summaries"
 t "$bin" trace "$dir/sums" --format json -o "$dir/joined.json" || true
-read -r secs rss < <(tail -1 "$dir/.time")
-echo "join: $secs s, peak RSS $((rss / 1024)) MB"
+read -r secs rss usr sys < <(tail -1 "$dir/.time")
+echo "join: $secs s ($usr s user, $sys s sys), peak RSS $((rss / 1024)) MB"
 if [ -f "$dir/one.json" ]; then
   norm() { sed -E "s#$dir/(nodes/node[0-9]+/)?dump#ROOT#g" "$1"; }
   if diff <(norm "$dir/one.json") <(norm "$dir/joined.json") > /dev/null; then
