@@ -69,7 +69,7 @@ func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) c
 	case spec.Unknown:
 		// every input is sent, every output received
 		eachValue(e, func(f dump.Field, _ int, _ string, c nonfinite.Class) {
-			if f.IsInput() {
+			if f == dump.InputArgs || f == dump.InputKwargs { // the call's arguments (README 3)
 				ev.send |= c
 			} else if f == dump.Output {
 				ev.dest |= c
