@@ -274,7 +274,8 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 func plausible(b []byte, k int) bool {
 	switch c := b[k]; c {
 	case 'N':
-		return k+1 < len(b) && b[k+1] == 'a'
+		// NaN, or the end of a spelling such as "NAN" or "-NaN"
+		return k+1 < len(b) && (b[k+1] == 'a' || b[k+1] == '"')
 	case 'I':
 		return k+1 < len(b) && b[k+1] == 'n'
 	case 'e', 'E':
