@@ -719,9 +719,39 @@ func (r *Reader) object(loc slotLoc) error {
 		case "md5":
 			o.checksum = true
 		case "value":
-			if err := r.readScalar(&o); err != nil {
+			if o.hasType || o.tensorKeys {
+				if err := r.readScalar(&o); err != nil {
+					return err
+				}
+				continue
+			}
+			// no type yet: a member like any other, which holds its value
+			// if no "type" follows (then it is the value of a typed one)
+			tok, err := r.lx.Next()
+			if err != nil {
 				return err
 			}
+			o.hasValue = true
+			switch tok.Kind {
+			case jsonlex.String:
+				if st := stringStat(tok.Bytes); st.Class != 0 {
+					o.num = st
+				}
+				if len(tok.Bytes) <= 256 {
+					o.str = intern(tok.Bytes)
+				}
+			case jsonlex.Null:
+				o.null = true
+			case jsonlex.Number:
+				o.num = numberStat(tok.Bytes, true)
+			case jsonlex.NaN, jsonlex.PosInf, jsonlex.NegInf, jsonlex.True, jsonlex.False:
+				o.num = r.stat(tok)
+			}
+			r.pushPath("value")
+			if err := r.value(tok, loc.child(member, "value")); err != nil {
+				return err
+			}
+			r.popPath()
 			continue
 		case "group_ranks":
 			if err := r.readInts(&r.groupRanks); err != nil {
