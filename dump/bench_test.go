@@ -52,15 +52,25 @@ func BenchmarkPrefilter(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			p := NewPrefilter(len(data)+1, 4096, testSearch)
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := p.Scan(bytes.NewReader(data)); err != nil {
-					b.Fatal(err)
-				}
+		for _, vector := range []bool{true, false} {
+			search := "vector"
+			if !vector {
+				search = "scalar"
 			}
-		})
+			b.Run(name+"/"+search, func(b *testing.B) {
+				if vector && !haveAnchorMasks {
+					b.Skip("no vector search on this CPU")
+				}
+				p := NewPrefilter(len(data)+1, 4096, testSearch)
+				p.vector = vector
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Scan(bytes.NewReader(data)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"io"
+	"math/bits"
 	"slices"
 )
 
@@ -83,7 +84,9 @@ type SearchRules struct {
 //     maxNumberLen, so no mantissa adds more than that many digits).
 //
 // Each window is searched for the few bytes that can start or end one of
-// these (see anchors); only those places are looked at closely.
+// these (see anchors) next to the bytes they need (plausible), in one pass:
+// 32 bytes at a time with AVX2 where the CPU has it (anchors_amd64.s),
+// byte by byte elsewhere; only those places are looked at closely.
 type Prefilter struct {
 	buf  []byte
 	hits Hits
@@ -92,6 +95,9 @@ type Prefilter struct {
 	base  int64 // stream offset of the window's first new byte
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
+
+	vector bool     // use the vector search where the CPU has it
+	masks  []uint32 // its output, one mask per 32 bytes
 
 	ignored   [][]byte  // the quoted keys of SearchRules.IgnoredStats
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
@@ -153,7 +159,7 @@ func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 	if max <= 0 {
 		max = 4096
 	}
-	p := &Prefilter{buf: make([]byte, carryLen+window), max: max}
+	p := &Prefilter{buf: make([]byte, carryLen+window), max: max, vector: true, masks: make([]uint32, 1024)}
 	for _, k := range rules.IgnoredStats {
 		if len(k) > 0 && len(k) < 64 {
 			p.ignored = append(p.ignored, []byte(`"`+k+`"`))
@@ -241,10 +247,9 @@ func (p *Prefilter) stats(b []byte, carry int) {
 }
 
 // window scans b, whose first carry bytes were already seen at the end of
-// the previous window; candidates in [lo, hi) are judged here. There is
-// one pass per byte that can start something non-finite: the search for a
-// single byte runs many bytes at a time, and these bytes are rare enough (a
-// few per tensor) for the calls to cost little.
+// the previous window; candidates in [lo, hi) are judged here, in the order
+// of their positions, so that when the hits saturate every position before
+// the last one kept was looked at.
 func (p *Prefilter) window(b []byte, carry int, final bool) {
 	lo, hi := max(0, carry-contextLen), len(b)-contextLen
 	if final {
@@ -254,20 +259,55 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 		lo = 0
 	}
 	off := p.base - int64(carry) // stream offset of b[0]
-	for _, c := range anchors {
-		p.located = entryMark{offset: -1}
-		for i := lo; i < hi && !p.hits.Saturated; {
-			j := bytes.IndexByte(b[i:hi], c)
-			if j < 0 {
-				break
-			}
-			if k := i + j; plausible(b, k) {
-				p.candidate(b, k, off)
-			}
-			i += j + 1
+	p.located = entryMark{offset: -1}
+	if p.vector && haveAnchorMasks {
+		p.windowVector(b, lo, hi, off)
+		return
+	}
+	p.windowScalar(b, lo, hi, off)
+}
+
+// windowScalar looks at each byte of b[lo:hi] in turn: the search on any
+// CPU, and the one the vector search is tested against.
+func (p *Prefilter) windowScalar(b []byte, lo, hi int, off int64) {
+	for k := lo; k < hi && !p.hits.Saturated; k++ {
+		if isAnchor[b[k]] && plausible(b, k) {
+			p.candidate(b, k, off)
 		}
 	}
 }
+
+// windowVector finds the plausible anchors of b[lo:hi] 32 bytes at a time
+// (anchorMasks), the bytes at the edges one by one.
+func (p *Prefilter) windowVector(b []byte, lo, hi int, off int64) {
+	k := lo
+	if k == 0 && k < hi {
+		p.windowScalar(b, 0, 1, off) // the vector search reads the byte before
+		k = 1
+	}
+	for !p.hits.Saturated {
+		blocks := min((hi-k)/32, (len(b)-1-k)/32, len(p.masks))
+		if blocks <= 0 {
+			break
+		}
+		anchorMasks(b, k, blocks, p.masks)
+		for j, m := range p.masks[:blocks] {
+			for ; m != 0 && !p.hits.Saturated; m &= m - 1 {
+				p.candidate(b, k+32*j+bits.TrailingZeros32(m), off)
+			}
+		}
+		k += 32 * blocks
+	}
+	p.windowScalar(b, k, hi, off)
+}
+
+// isAnchor marks the anchors.
+var isAnchor = func() (t [256]bool) {
+	for _, c := range anchors {
+		t[c] = true
+	}
+	return t
+}()
 
 // plausible is a quick look at the bytes next to an anchor, which rules out
 // most of the anchors in names and keys before candidate looks closely.
@@ -334,7 +374,7 @@ func (p *Prefilter) detectIndent(b []byte) {
 
 // entryBefore finds the entry whose line starts last before b[k]: in the
 // window, or remembered from an earlier one. Hits come in ascending order
-// within an anchor's pass, so only the bytes since the last one located are
+// within a window, so only the bytes since the last one located are
 // searched.
 func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
 	from := 0

@@ -1,0 +1,86 @@
+package dump
+
+import (
+	"bytes"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// scanBoth runs the byte search with and without the vector search over
+// data, through windows of the given size and at most max hits.
+func scanBoth(t *testing.T, data []byte, window, max int) (vector, scalar Hits) {
+	t.Helper()
+	for i, vec := range []bool{true, false} {
+		p := NewPrefilter(window, max, testSearch)
+		p.vector = vec
+		h, err := p.Scan(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := *h
+		c.Offsets = append([]int64(nil), h.Offsets...)
+		c.ForwardOps = map[string]int{}
+		for k, v := range h.ForwardOps {
+			c.ForwardOps[k] = v
+		}
+		if i == 0 {
+			vector = c
+		} else {
+			scalar = c
+		}
+	}
+	return vector, scalar
+}
+
+func checkVector(t *testing.T, data []byte) {
+	t.Helper()
+	if !haveAnchorMasks {
+		t.Skip("no vector search on this CPU: the scalar search is the only one")
+	}
+	for _, w := range []int{7, 33, 256, 4096} {
+		for _, max := range []int{3, 4096} {
+			v, s := scanBoth(t, data, w, max)
+			if !reflect.DeepEqual(v, s) {
+				t.Fatalf("window %d, max %d: vector search %+v, scalar search %+v\ninput %q", w, max, v, s, data)
+			}
+		}
+	}
+}
+
+// Every anchor at every position around the 32-byte blocks: the vector
+// search finds what the byte-by-byte search finds.
+func TestAnchorMasksEveryPosition(t *testing.T) {
+	pieces := []string{`NaN`, `"NAN"`, `Infinity`, `-Infinity`, `"inf"`, `"-INFINITY"`, `"\u006ean"`, `1e300`, `2E+400`,
+		`"Min"`, `"is_nan"`, `"y"`, `"F"`, `x\\`, `0x7f5e11e79330`, `e1`, `"Nan"`}
+	for _, piece := range pieces {
+		for pos := 0; pos < 70; pos++ {
+			doc := []byte(`{"data": {"a.b.0.forward": {"output": [{"Max": 1, "Min": 0, "x": ` + strings.Repeat(" ", pos) + piece + `}]}}}` + "\n")
+			checkVector(t, doc)
+		}
+	}
+}
+
+// Randomized documents built of the bytes that matter.
+func TestAnchorMasksRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte(`NaIinfyFYeE0123456789"\\ :,{}[]+-.ux`)
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, 1+rng.Intn(300))
+		for j := range b {
+			b[j] = alphabet[rng.Intn(len(alphabet))]
+		}
+		checkVector(t, append([]byte("{"), b...))
+	}
+}
+
+// FuzzAnchorMasks: on any input, the vector search and the scalar search
+// give the same hits, every field.
+func FuzzAnchorMasks(f *testing.F) {
+	f.Add([]byte(`{"data": {"a.b.0.forward": {"output": [{"Max": NaN, "Min": "-INF", "Mean": 1e300}]}}}`))
+	f.Add([]byte(`{"a": "Infinity", "b": "nAn", "c": 5E+300, "d": "\u0069nf"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkVector(t, data)
+	})
+}
