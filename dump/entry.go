@@ -149,6 +149,28 @@ type Entry struct {
 	// in one of its tensors ("" when none). The values of a field written
 	// twice are all read; of a statistic written twice, the last.
 	DuplicateKey string
+	// Last is, per field, where its last occurrence's values start in
+	// Tensors and Args: all zero unless a field was written twice. What
+	// a call passed (a collective's slots) is its last occurrence
+	// (InLast).
+	Last [ParamGrads + 1]FieldStart
+}
+
+// FieldStart is where a field's values start in Entry.Tensors and Args.
+type FieldStart struct{ Tensor, Arg int32 }
+
+// TensorInLast reports whether Tensors[i] comes from the last occurrence of
+// its field.
+func (e *Entry) TensorInLast(i int) bool {
+	f := e.Tensors[i].Field
+	return int(f) >= len(e.Last) || i >= int(e.Last[f].Tensor)
+}
+
+// ArgInLast reports whether Args[i] comes from the last occurrence of its
+// field.
+func (e *Entry) ArgInLast(i int) bool {
+	f := e.Args[i].Field
+	return int(f) >= len(e.Last) || i >= int(e.Last[f].Arg)
 }
 
 // Has reports whether the entry had the given field.
@@ -160,6 +182,7 @@ func (e *Entry) reset() {
 	e.IsNaN = -1
 	e.HasOutput = false
 	e.Fields = 0
+	e.Last = [ParamGrads + 1]FieldStart{}
 	e.Skipped = false
 	e.NumArgs = 0
 	e.Kwargs = e.Kwargs[:0]

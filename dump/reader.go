@@ -379,6 +379,16 @@ func (r *Reader) readEntry() error {
 			}
 			loc = slotLoc{field: f, fieldLevel: true}
 		}
+		if e.Fields&(1<<loc.field) != 0 && !r.paramGrads {
+			// written again: its last occurrence is what the call passed
+			e.Last[loc.field] = FieldStart{Tensor: int32(len(e.Tensors)), Arg: int32(len(e.Args))}
+			switch loc.field {
+			case InputArgs:
+				e.NumArgs = 0
+			case InputKwargs:
+				e.Kwargs = e.Kwargs[:0]
+			}
+		}
 		e.Fields |= 1 << loc.field
 		if loc.field == Output {
 			e.HasOutput = true

@@ -34,7 +34,11 @@ func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) c
 	spec := policy.Collective(api)
 
 	groupKey := ""
-	for _, a := range e.Args {
+	for i := range e.Args {
+		a := &e.Args[i]
+		if !e.ArgInLast(i) {
+			continue // a field written twice: the call passed the last
+		}
 		isGroup := (a.Field == dump.InputKwargs && a.Key == "group") ||
 			(a.Field == dump.InputArgs && (a.GroupID != "" || len(a.GroupRanks) > 0)) // passed by position
 		if !isGroup {
@@ -180,8 +184,9 @@ func hasP2POps(e *dump.Entry) bool {
 // intArg reads an integer argument by position or keyword, also the
 // group-relative spellings group_src/group_dst.
 func intArg(e *dump.Entry, ref policy.Slot) (int, bool) {
-	for _, a := range e.Args {
-		if a.Num.Kind != dump.StatNumber || a.Num.Class != 0 {
+	for i := range e.Args {
+		a := &e.Args[i]
+		if a.Num.Kind != dump.StatNumber || a.Num.Class != 0 || !e.ArgInLast(i) {
 			continue
 		}
 		if (a.Field == dump.InputKwargs && (a.Key == ref.Kw || a.Key == "group_"+ref.Kw)) ||
@@ -208,11 +213,12 @@ func globalRank(r int, group []int, e *dump.Entry, ref policy.Slot) int {
 // (README "How it decides", 3).
 func eachValue(e *dump.Entry, fn func(f dump.Field, arg int, key string, c nonfinite.Class)) {
 	for i := range e.Tensors {
-		t := &e.Tensors[i]
-		fn(t.Field, t.Arg, t.Key, policy.Holds(t))
+		if t := &e.Tensors[i]; e.TensorInLast(i) {
+			fn(t.Field, t.Arg, t.Key, policy.Holds(t))
+		}
 	}
 	for i := range e.Args {
-		if a := &e.Args[i]; a.Num.Class != 0 {
+		if a := &e.Args[i]; a.Num.Class != 0 && e.ArgInLast(i) {
 			fn(a.Field, a.Arg, a.Key, a.Num.Class)
 		}
 	}

@@ -413,7 +413,7 @@ func (m *modeResult) account(s *rankScan) {
 	}
 	if s.dupEntry != "" {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
-			"%s has the member %q twice (a duplicate key): which one msprobe meant cannot be told; the values of both were read (of a statistic, the last)", s.dupEntry, s.dupKey)})
+			"%s has the member %q twice (a duplicate key): which one msprobe meant cannot be told; the values of both were read (of a statistic, and of a collective's arguments and output, the last)", s.dupEntry, s.dupKey)})
 	}
 	if s.cutEntry != "" {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
