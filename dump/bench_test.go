@@ -57,7 +57,7 @@ func BenchmarkPrefilter(b *testing.B) {
 			if !vector {
 				search = "scalar"
 			}
-			b.Run(name+"/"+search, func(b *testing.B) {
+			b.Run("file="+name+"/search="+search, func(b *testing.B) {
 				if vector && !haveAnchorMasks {
 					b.Skip("no vector search on this CPU")
 				}

@@ -168,11 +168,17 @@ func (a argList) outputSlot(i int) (int, string) {
 
 func argsOf(e *jsonoracle.Node) argList {
 	var a argList
+	// a lone value is item 0 (or a keyword without a name), as for other
+	// calls (slotsOf)
 	if n := member(e, "input_args"); n != nil && n.Kind == jsonoracle.Array {
 		a.args = n.Elems
+	} else if n != nil && n.Kind != jsonoracle.Object {
+		a.args = []*jsonoracle.Node{n}
 	}
 	if n := member(e, "input_kwargs"); n != nil && n.Kind == jsonoracle.Object {
 		a.kwargs = n.Members
+	} else if n != nil {
+		a.kwargs = []jsonoracle.Member{{Name: "", Value: n}}
 	}
 	return a
 }
