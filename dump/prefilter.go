@@ -364,7 +364,7 @@ func (p *Prefilter) detectIndent(b []byte) {
 	for n+2 < len(t) && t[2+n] == ' ' {
 		n++
 	}
-	if n == 0 || n > 16 || t[2+n] != '"' {
+	if n == 0 || n > 16 || 2+n >= len(t) || t[2+n] != '"' {
 		return
 	}
 	p.hits.Indent = n
