@@ -318,9 +318,11 @@ func (rs *recordSet) missingNodes(nodes map[int]bool, count int) {
 	rs.lower = append(rs.lower, fmt.Sprintf("node(s) %s of %d sent no summary (%s): one of their ranks may have made it first", dump.FormatRanges(absent), count, what))
 }
 
-// rankDirOf is the rank folder of a record whose paths are absolute.
+// rankDirOf is the rank folder of a record whose paths are absolute, as
+// the set lists it: its folder only (a rank scan takes its files' paths
+// from its record), so that a join of many rank-steps stays small.
 func rankDirOf(r *record) dump.RankDir {
-	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: r.Dir, Dump: r.Dump, Stack: r.Stack, Construct: r.Construct}
+	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: r.Dir}
 }
 
 // absPaths puts a record's paths back under the dump root of the node
@@ -340,6 +342,7 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 		k := recordKey{d.Mode, d.Step, d.Rank}
 		place, ok := rs.recs[k]
 		if !ok {
+			d.Dump = filepath.Join(d.Dir, "dump.json")
 			s := newRankScan(d)
 			why := rs.lost[k]
 			if why == "" {
