@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -291,7 +292,13 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 	}
 	if hasType || hasStat {
 		// a tensor or a typed object: what its other members hold is not a value of the call
-		o.cur.Args, o.cur.Tensors = o.cur.Args[:firstArg], o.cur.Tensors[:firstTensor]
+		o.cur.Args, o.cur.Tensors = slices.Clip(o.cur.Args[:firstArg]), slices.Clip(o.cur.Tensors[:firstTensor])
+		if len(o.cur.Args) == 0 {
+			o.cur.Args = nil
+		}
+		if len(o.cur.Tensors) == 0 {
+			o.cur.Tensors = nil
+		}
 	}
 	slot := strings.Join(o.path, ".")
 	switch {
