@@ -47,7 +47,7 @@ type ManifestFile struct {
 func (s *Summary) manifest() *Manifest {
 	m := &Manifest{
 		Schema: ManifestSchema, Version: s.Version, Source: s.Source,
-		Format: "parquet", Compression: "zstd",
+		Format: "parquet", Compression: "gzip",
 		Layout:       "step=N/rank=R/" + partName,
 		Partitioning: []string{"step", "rank"},
 		Columns:      Columns,

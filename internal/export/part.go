@@ -5,35 +5,44 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/nanhunt/nanhunt/internal/parquetwrite"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
 
 // Writer settings: row groups of 64Ki rows (enough for readers to skip by
-// statistics and to split work), pages of 64 KiB before encoding (what
-// bounds the writer's memory, about 10 MB per file being written), zstd.
+// statistics and to split work), pages of 64 KiB before compression, gzip
+// (the codec every Parquet reader has). The writer holds one row group's
+// compressed pages, a few MB per file being written.
 const (
 	rowGroupRows   = 64 << 10
 	pageBufferSize = 64 << 10
 	partName       = "part-0.parquet"
 )
 
-// writerOptions are the Parquet writer's settings.
-func writerOptions() []parquet.WriterOption {
-	return []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
-		parquet.MaxRowsPerRowGroup(rowGroupRows),
-		parquet.PageBufferSize(pageBufferSize),
+// parquetColumns are Columns as the writer takes them.
+var parquetColumns = func() []parquetwrite.Column {
+	kinds := map[string]parquetwrite.Kind{
+		"INTEGER": parquetwrite.Int32, "BIGINT": parquetwrite.Int64, "DOUBLE": parquetwrite.Double,
+		"BOOLEAN": parquetwrite.Bool, "VARCHAR": parquetwrite.String, "BIGINT[]": parquetwrite.Int64List,
 	}
-}
+	cols := make([]parquetwrite.Column, len(Columns))
+	for i, c := range Columns {
+		k, ok := kinds[c.Type]
+		if !ok {
+			panic("export: column " + c.Name + " has no Parquet kind for " + c.Type)
+		}
+		cols[i] = parquetwrite.Column{Name: c.Name, Kind: k, Optional: c.Nullable}
+	}
+	return cols
+}()
 
 // part is one Parquet file being written. It is written under a temporary
 // name and renamed when complete, so a reader never sees half a file.
 type part struct {
 	path, tmp string
 	f         *os.File
-	w         *parquet.GenericWriter[Row]
+	w         *parquetwrite.Writer
 	b         *batch
 	rows      int64
 }
@@ -49,7 +58,9 @@ func createPart(path string) (*part, error) {
 		return nil, fmt.Errorf("create output file: %w", err)
 	}
 	p.f = f
-	p.w = parquet.NewGenericWriter[Row](f, writerOptions()...)
+	p.w = parquetwrite.NewWriter(f, parquetColumns, parquetwrite.Options{
+		RowGroupRows: rowGroupRows, PageBytes: pageBufferSize, CreatedBy: "nanhunt",
+	})
 	p.b = batches.Get().(*batch)
 	return p, nil
 }
@@ -67,8 +78,10 @@ func (p *part) flush() error {
 	if len(p.b.rows) == 0 {
 		return nil
 	}
-	if _, err := p.w.Write(p.b.rows); err != nil {
-		return fmt.Errorf("write %s: %w", p.path, err)
+	for i := range p.b.rows {
+		if err := writeRow(p.w, &p.b.rows[i]); err != nil {
+			return fmt.Errorf("write %s: %w", p.path, err)
+		}
 	}
 	p.rows += int64(len(p.b.rows))
 	p.b.reset()
@@ -84,7 +97,7 @@ func (p *part) close(meta [][2]string) (int64, error) {
 	}
 	p.release()
 	for _, kv := range meta {
-		p.w.SetKeyValueMetadata(kv[0], kv[1])
+		p.w.SetMetadata(kv[0], kv[1])
 	}
 	if err := p.w.Close(); err != nil {
 		return 0, fmt.Errorf("write %s: %w", p.path, err)
@@ -116,4 +129,46 @@ func (p *part) release() {
 		batches.Put(p.b)
 		p.b = nil
 	}
+}
+
+// writeRow writes one row, its values in the order of Columns.
+func writeRow(w *parquetwrite.Writer, r *Row) error {
+	w.Int32(0, r.Step)
+	w.Int32(1, r.Rank)
+	w.Int32(2, r.EntryIndex)
+	w.String(3, r.EntryName)
+	w.String(4, r.API)
+	w.String(5, r.Direction)
+	w.Bool(6, r.Module)
+	w.String(7, r.Field)
+	w.String(8, r.Slot)
+	w.String(9, r.Dtype)
+	if r.Shape != nil {
+		w.Int64s(10, r.Shape)
+	} else {
+		w.Null(10)
+	}
+	optInt(w, 11, r.Numel)
+	for i, v := range [4]*float64{r.Max, r.Min, r.Mean, r.Norm} {
+		optDouble(w, 12+i, v)
+	}
+	w.String(16, r.Nonfinite)
+	w.Bool(17, r.RequiresGrad)
+	return w.EndRow()
+}
+
+func optInt(w *parquetwrite.Writer, c int, v *int64) {
+	if v == nil {
+		w.Null(c)
+		return
+	}
+	w.Int64(c, *v)
+}
+
+func optDouble(w *parquetwrite.Writer, c int, v *float64) {
+	if v == nil {
+		w.Null(c)
+		return
+	}
+	w.Double(c, *v)
 }

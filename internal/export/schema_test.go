@@ -2,6 +2,8 @@ package export
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -12,7 +14,32 @@ import (
 // Columns documents Row exactly: same names, order, types and
 // nullability.
 func TestColumnsMatchRow(t *testing.T) {
-	fields := parquet.SchemaOf(Row{}).Fields()
+	checkFields(t, parquet.SchemaOf(Row{}).Fields())
+}
+
+// The files written have exactly the columns of Columns, as an independent
+// Parquet reader sees them.
+func TestColumnsMatchFile(t *testing.T) {
+	s := run(t, Options{Path: generate(t, "tie-log-negative")})
+	parts, _ := filepath.Glob(filepath.Join(s.Out, "step=*", "rank=*", partName))
+	if len(parts) == 0 {
+		t.Fatal("no Parquet file written")
+	}
+	f, err := os.Open(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	info, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, info.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFields(t, pf.Schema().Fields())
+}
+
+func checkFields(t *testing.T, fields []parquet.Field) {
+	t.Helper()
 	if len(fields) != len(Columns) {
 		t.Fatalf("Row has %d columns, Columns lists %d", len(fields), len(Columns))
 	}

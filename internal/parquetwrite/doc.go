@@ -1,0 +1,14 @@
+// Package parquetwrite writes Parquet files: flat columns of booleans,
+// 32- and 64-bit integers, doubles and UTF-8 strings, required or optional,
+// and optional lists of 64-bit integers, in row groups of data pages
+// (version 1), PLAIN-encoded, each page gzip-compressed or stored.
+//
+// It is the part of the Parquet format that nanhunt's export needs and
+// nothing more, written with the standard library only, so that building
+// nanhunt compiles no Parquet dependency. Every file it writes is read back
+// by an independent Parquet implementation in the tests.
+//
+// Memory is one row group's compressed pages plus one open page per
+// column: the pages are encoded as rows arrive, and each row group's column
+// chunks are written out, one after the other, when it is full.
+package parquetwrite
