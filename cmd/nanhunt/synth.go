@@ -28,6 +28,7 @@ type runFlags struct {
 	microBatches int
 	tp, pp, ep   int
 	level        string
+	dataMode     string
 	seed         int64
 	fault        string
 	faultStep    int
@@ -48,6 +49,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.pp, "pp", 2, "pipeline stages (--model pp)")
 	fl.IntVar(&f.ep, "ep", 0, "expert-parallel group size (--model moe; 0: the largest of 8, 4, 2, 1 that divides --ranks)")
 	fl.StringVar(&f.level, "level", "L1", "dump level: L1 or mix")
+	fl.StringVar(&f.dataMode, "data-mode", "all", "msprobe data_mode: all, or forward (no backward and no parameters_grad entries)")
 	fl.Int64Var(&f.seed, "seed", 1, "random seed")
 	fl.StringVar(&f.fault, "fault", "exp-overflow", "fault kind (see --list), or none for a clean run")
 	fl.IntVar(&f.faultStep, "fault-step", -1, "step of the fault (-1: the second-to-last dumped step)")
@@ -58,11 +60,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 
 // runFlagNames are the flags that describe a run of any size.
 var runFlagNames = []string{"ranks", "steps", "model", "file-mb", "layers", "micro-batches", "tp", "pp", "ep",
-	"level", "seed", "fault", "fault-step", "fault-ranks", "fault-layer", "fault-micro-batch"}
+	"level", "data-mode", "seed", "fault", "fault-step", "fault-ranks", "fault-layer", "fault-micro-batch"}
 
 // spec builds the Spec the flags describe.
 func (f *runFlags) spec() (synth.Spec, error) {
-	s := synth.Spec{Ranks: f.ranks, Level: f.level, Seed: f.seed, Layers: f.layers, MicroBatches: f.microBatches,
+	s := synth.Spec{Ranks: f.ranks, Level: f.level, DataMode: f.dataMode, Seed: f.seed, Layers: f.layers, MicroBatches: f.microBatches,
 		Hidden: 4096, Batch: 1, Seq: 4096, Vocab: 32000, LossLog: true}
 	if f.ranks <= 0 {
 		return s, errors.New("--ranks must be positive")
