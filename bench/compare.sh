@@ -1,53 +1,57 @@
 #!/usr/bin/env bash
-# compare.sh: how fast and how small is "nanhunt trace" next to reading the
-# same bytes with cat and parsing them with Python's json module?
+# compare.sh: how fast and how small is "nanhunt trace" next to the read
+# floor (reading the same bytes with dd, one reader per CPU) and Python's
+# json module, on the two run shapes that bound its speed?
 #
 # Run from the repository root:
 #
-#   bench/compare.sh                                   # 8 ranks x 6 steps x 128 MB, fault at step 5
-#   RANKS=4 STEPS=6 FILE_MB=16 FAULT_STEP=5 bench/compare.sh
+#   bench/compare.sh                                   # 4 ranks x 4 steps x 53 MB, both shapes
+#   RANKS=8 STEPS=6 FILE_MB=128 bench/compare.sh
+#   SHAPES=training PYTHON=0 bench/compare.sh          # one shape, no Python
 #   BENCH_DIR=/data/nanhunt-bench bench/compare.sh     # write (and keep, and reuse) the runs there
 #
-# What it does:
-#   1. builds nanhunt (go build -o "$tmp/nanhunt" ./cmd/nanhunt);
-#   2. writes a generated msprobe run with "nanhunt synth": RANKS ranks (8),
-#      steps 0..STEPS-1 (6), dump.json files of about FILE_MB MB (128), a
-#      fault of kind FAULT (exp-overflow) at step FAULT_STEP (5) on one rank,
-#      model MODEL (dense);
-#   3. warms the page cache (cat of every file once), so that the numbers
-#      measure CPU, not the disk;
-#   4. times and measures the peak RSS (/usr/bin/time -v) of
+# The shapes (both written by "nanhunt synth", fault FAULT (exp-overflow) in
+# the last dumped step on one rank, so that every file up to it is read):
+#   training  forward, backward, gradient all_reduce and optimizer, attention
+#             masks holding -inf in every layer: the byte search clears most
+#             files without parsing them (the masks lie before the last
+#             backward call);
+#   forward   msprobe data_mode ["forward"] (synth --data-mode forward): no
+#             backward call, so no mask can be cleared by position and every
+#             file with a mask is walked entry by entry.
+#
+# For each shape it
+#   1. writes the run (RANKS ranks, steps 0..STEPS-1, dump.json files of
+#      about FILE_MB MB, model MODEL), and warms the page cache (cat of every
+#      file once), so that the numbers measure CPU, not the disk;
+#   2. times and measures the peak RSS (/usr/bin/time -v) of
 #        nanhunt trace DIR --format json -o /dev/null
-#        cat FILES > /dev/null
-#        python3: json.load of each of FILES, one after the other
-#      where FILES are the dump.json files nanhunt has to read to reach its
-#      answer: every rank of steps 0..FAULT_STEP+1 (the trace reads the step
-#      after the first anomaly to see whether it lasts);
-#   5. prints seconds, MB/s and peak RSS of each, the ratios python/nanhunt
-#      and nanhunt/cat, and checks the targets: at least 30x faster than the
-#      Python load, within 3x of cat, peak RSS at most 64 MB;
-#   6. writes the same run shape with the fault at step 1 and traces it, to
-#      show that the trace time follows the bytes up to the first anomalous
-#      step, not the size of the run.
+#   3. times the read floor: one "dd bs=1M of=/dev/null" reader per CPU, the
+#      files dealt out round-robin, every byte copied into user space;
+#   4. times python3 json.load of each file, one after the other (one file in
+#      memory at a time: the least any Python analyser of these dumps does);
+#      PYTHON=0 leaves it out;
+# then prints seconds, MB/s, peak RSS and the ratios, and checks the targets:
+# nanhunt within 3x of the floor on the training shape and 6x on the
+# forward shape, at least 30x faster than the Python load, peak RSS at most
+# 64 MB. Last, the training shape with the fault at step 1 is traced, to show
+# that the time follows the bytes up to the first anomalous step.
 #
-# The Python line keeps one file in memory at a time (a list of json.load
-# results would hold every file at once and run out of memory on large
-# runs); it is the least any Python analyser of these dumps does.
-#
-# Needs: go (1.26), python3, /usr/bin/time (Debian package "time":
-# apt-get install time), awk; free disk space for one run, about
-# RANKS x STEPS x FILE_MB MB (6 GB with the defaults; each run is deleted
-# after use unless BENCH_DIR is set, then twice that); memory for Python to
-# hold one parsed dump.json (about 10 times its size). With the defaults it
-# takes about five minutes on two cores, most of it in Python.
+# Needs: go (1.26), python3, dd, /usr/bin/time (Debian package "time"), awk;
+# free disk space for one run at a time (about RANKS x STEPS x FILE_MB MB;
+# each run is deleted after use unless BENCH_DIR is set); memory for Python
+# to hold one parsed dump.json (about 10 times its size). With the defaults
+# it takes about four minutes on two cores, most of it in Python.
 set -euo pipefail
 
-RANKS=${RANKS:-8}
-STEPS=${STEPS:-6}
-FILE_MB=${FILE_MB:-128}
-FAULT_STEP=${FAULT_STEP:-5}
+RANKS=${RANKS:-4}
+STEPS=${STEPS:-4}
+FILE_MB=${FILE_MB:-53}
 FAULT=${FAULT:-exp-overflow}
 MODEL=${MODEL:-dense}
+SHAPES=${SHAPES:-training forward}
+PYTHON=${PYTHON:-1}
+FAULT_STEP=$((STEPS - 1))
 EARLY_STEP=1
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
@@ -57,12 +61,14 @@ command -v go >/dev/null || die "go is not on PATH"
 command -v python3 >/dev/null || die "python3 is not on PATH"
 command -v awk >/dev/null || die "awk is not on PATH"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing: install the Debian package 'time' (apt-get install time)"
-for v in RANKS STEPS FILE_MB FAULT_STEP; do
+for v in RANKS STEPS FILE_MB; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, not '${!v}'"
 done
 ((RANKS >= 1)) || die "RANKS must be at least 1"
 ((STEPS >= 2)) || die "STEPS must be at least 2"
-((FAULT_STEP >= EARLY_STEP && FAULT_STEP < STEPS)) || die "FAULT_STEP must be in $EARLY_STEP..$((STEPS - 1))"
+for shape in $SHAPES; do
+	[[ $shape == training || $shape == forward ]] || die "SHAPES holds '$shape': want training and/or forward"
+done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nanhunt-bench.XXXXXX")
 keep=0
@@ -81,13 +87,15 @@ echo "== building nanhunt"
 go build -o "$tmp/nanhunt" ./cmd/nanhunt
 nanhunt=$tmp/nanhunt
 
-# generate NAME FAULT_STEP: writes (or reuses, under BENCH_DIR) a run and
+# generate SHAPE FAULT_STEP: writes (or reuses, under BENCH_DIR) a run and
 # prints its folder.
 generate() {
-	local name=$1 fstep=$2
-	local dir=$work/$name
+	local shape=$1 fstep=$2
+	local dir=$work/$shape-fault-step$fstep
+	local mode=all
+	[[ $shape == forward ]] && mode=forward
 	local args=(synth --ranks "$RANKS" --steps "0-$((STEPS - 1))" --model "$MODEL" --file-mb "$FILE_MB"
-		--fault "$FAULT" --fault-step "$fstep")
+		--data-mode "$mode" --fault "$FAULT" --fault-step "$fstep")
 	if ((keep)) && [[ -f $dir.args && $(cat "$dir.args") == "${args[*]}" && -f $dir/synth_truth.json ]]; then
 		echo "== reusing $dir" >&2
 	else
@@ -149,63 +157,97 @@ rate() { awk -v b="$1" -v s="$2" 'BEGIN {if (s > 0) printf "%.0f", b / 1e6 / s; 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.1f", a / b; else print "inf"}'; }
 verdict() { awk -v x="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? x >= t : x <= t; print ok ? "met" : "MISSED"}'; }
 
-# --- the run with the fault at FAULT_STEP ---------------------------------
-run=$(generate "run-fault-step$FAULT_STEP" "$FAULT_STEP")
-warm "$run"
-last=$((FAULT_STEP + 1 < STEPS ? FAULT_STEP + 1 : STEPS - 1)) # the last step nanhunt reads
-mapfile -t read_files < <(files "$run" "$last")
-((${#read_files[@]} > 0)) || die "no dump.json files under $run"
-bytes=$(du -cb "${read_files[@]}" | tail -1 | cut -f1)
-total=$(find "$run" -type f -name dump.json -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
+# ddlist K N FILES...: dd of every N-th file from the K-th (from 0).
+ddlist() {
+	local k=$1 n=$2 j
+	shift 2
+	for ((j = k; j < $#; j += n)); do
+		dd if="${@:j+1:1}" of=/dev/null bs=1M status=none
+	done
+}
 
-echo "== nanhunt trace $run --format json -o /dev/null" >&2
-trace_run "$run"
-t_secs=$SECS t_rss=$RSS_MB
-echo "== cat of the ${#read_files[@]} dump.json files nanhunt reads (steps 0-$last)" >&2
-measure cat cat "${read_files[@]}"
-((CODE == 0)) || die "cat failed"
-c_secs=$SECS c_rss=$RSS_MB
-echo "== python3 json.load of the same files" >&2
-measure python python3 -c 'import json, sys
+# floor FILES...: times one dd reader per CPU, the files dealt out
+# round-robin; sets SECS.
+floor() {
+	local n i t0 t1
+	n=$(nproc)
+	t0=$EPOCHREALTIME
+	for ((i = 0; i < n; i++)); do
+		ddlist "$i" "$n" "$@" &
+	done
+	wait
+	t1=$EPOCHREALTIME
+	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+}
+
+# python_load FILES...: times json.load of each file; sets SECS and RSS_MB.
+python_load() {
+	measure python python3 -c 'import json, sys
 for f in sys.argv[1:]:
     with open(f) as fh:
-        json.load(fh)' "${read_files[@]}"
-((CODE == 0)) || die "the Python load failed"
-p_secs=$SECS p_rss=$RSS_MB
-if ((!keep)); then rm -rf "$run"; fi
+        json.load(fh)' "$@"
+	((CODE == 0)) || die "the Python load failed"
+}
 
-# --- the same shape with the fault at step 1 ------------------------------
-early=$(generate "run-fault-step$EARLY_STEP" "$EARLY_STEP")
-warm "$early"
-early_last=$((EARLY_STEP + 1 < STEPS ? EARLY_STEP + 1 : STEPS - 1))
-mapfile -t early_files < <(files "$early" "$early_last")
-early_bytes=$(du -cb "${early_files[@]}" | tail -1 | cut -f1)
-echo "== nanhunt trace $early --format json -o /dev/null" >&2
-trace_run "$early"
-e_secs=$SECS e_rss=$RSS_MB
-if ((!keep)); then rm -rf "$early"; fi
+report=()
+row() { report+=("$(printf "  %-10s %-22s %9s %9s %12s" "$@")"); }
+check() { report+=("$(printf "  %-10s %-38s %8s   target %-7s %s" "$1" "$2" "$3" "$4 $5" "$(verdict "$3" "$4" "$5")")"); }
+
+for shape in $SHAPES; do
+	run=$(generate "$shape" "$FAULT_STEP")
+	warm "$run"
+	mapfile -t read_files < <(files "$run" "$FAULT_STEP")
+	((${#read_files[@]} > 0)) || die "no dump.json files under $run"
+	bytes=$(du -cb "${read_files[@]}" | tail -1 | cut -f1)
+	echo "== $shape: nanhunt trace $run --format json -o /dev/null" >&2
+	trace_run "$run"
+	t_secs=$SECS t_rss=$RSS_MB
+	echo "== $shape: read floor, $(nproc) dd readers over ${#read_files[@]} files" >&2
+	floor "${read_files[@]}"
+	f_secs=$SECS
+	row "$shape" "$(mb "$bytes") MB, ${#read_files[@]} files" "seconds" "MB/s" "peak RSS MB"
+	row "" "nanhunt trace" "$t_secs" "$(rate "$bytes" "$t_secs")" "$t_rss"
+	row "" "read floor (dd x $(nproc))" "$f_secs" "$(rate "$bytes" "$f_secs")" ""
+	if ((PYTHON)); then
+		echo "== $shape: python3 json.load of the same files" >&2
+		python_load "${read_files[@]}"
+		row "" "python3 json.load" "$SECS" "$(rate "$bytes" "$SECS")" "$RSS_MB"
+		check "" "python / nanhunt (times faster)" "$(ratio "$SECS" "$t_secs")" ">=" 30
+	fi
+	target=3
+	[[ $shape == forward ]] && target=6
+	check "" "nanhunt / read floor (times slower)" "$(ratio "$t_secs" "$f_secs")" "<=" "$target"
+	check "" "nanhunt peak RSS (MB)" "$t_rss" "<=" 64
+	if [[ $shape == training ]]; then train_secs=$t_secs train_bytes=$bytes; fi
+	if ((!keep)); then rm -rf "$run"; fi
+done
+
+# --- the training shape with the fault at step 1 -------------------------
+early_line=""
+if [[ " $SHAPES " == *" training "* ]] && ((FAULT_STEP > EARLY_STEP)); then
+	early=$(generate training "$EARLY_STEP")
+	warm "$early"
+	early_last=$((EARLY_STEP + 1))
+	mapfile -t early_files < <(files "$early" "$early_last")
+	early_bytes=$(du -cb "${early_files[@]}" | tail -1 | cut -f1)
+	echo "== training, fault at step $EARLY_STEP: nanhunt trace $early" >&2
+	trace_run "$early"
+	early_line=$(printf "  training, fault at step %d: %s s (%s MB in steps 0-%d, peak RSS %s MB) against %s s with the fault at step %d (%s MB)" \
+		"$EARLY_STEP" "$SECS" "$(mb "$early_bytes")" "$early_last" "$RSS_MB" "$train_secs" "$FAULT_STEP" "$(mb "$train_bytes")")
+	if ((!keep)); then rm -rf "$early"; fi
+fi
 
 # --- report ---------------------------------------------------------------
-py_ratio=$(ratio "$p_secs" "$t_secs")
-cat_ratio=$(ratio "$t_secs" "$c_secs")
 echo
-echo "nanhunt trace against cat and Python on a generated run"
-echo "  run: $RANKS ranks x $STEPS steps, $MODEL model, dump.json about $FILE_MB MB, $(mb "$total") MB of dump.json in all"
-echo "  fault: $FAULT at step $FAULT_STEP; read: steps 0-$last, ${#read_files[@]} files, $(mb "$bytes") MB"
+echo "nanhunt trace against the read floor and Python, on generated runs"
+echo "  runs: $RANKS ranks x $STEPS steps, $MODEL model, dump.json about $FILE_MB MB; fault $FAULT at step $FAULT_STEP"
 echo "  page cache warmed first (every file read once): the times measure CPU, not the disk"
-echo "  $(nproc) CPUs (nanhunt reads one file per CPU at a time; cat and Python use one)"
+echo "  $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)); nanhunt reads one file per CPU at a time, Python uses one"
 echo
-printf "  %-28s %10s %10s %14s\n" "" "seconds" "MB/s" "peak RSS MB"
-printf "  %-28s %10s %10s %14s\n" "nanhunt trace" "$t_secs" "$(rate "$bytes" "$t_secs")" "$t_rss"
-printf "  %-28s %10s %10s %14s\n" "cat" "$c_secs" "$(rate "$bytes" "$c_secs")" "$c_rss"
-printf "  %-28s %10s %10s %14s\n" "python3 json.load" "$p_secs" "$(rate "$bytes" "$p_secs")" "$p_rss"
-echo
-printf "  %-40s %8s   target %-8s %s\n" "python / nanhunt (times faster)" "${py_ratio}x" ">= 30x" "$(verdict "$py_ratio" ">=" 30)"
-printf "  %-40s %8s   target %-8s %s\n" "nanhunt / cat (times slower)" "${cat_ratio}x" "<= 3x" "$(verdict "$cat_ratio" "<=" 3)"
-printf "  %-40s %8s   target %-8s %s\n" "nanhunt peak RSS (MB)" "$t_rss" "<= 64" "$(verdict "$t_rss" "<=" 64)"
-echo
-echo "  same run shape, fault at step $EARLY_STEP instead of $FAULT_STEP:"
-printf "  %-28s %10s s  (%s MB in steps 0-%d)\n" "trace, fault at step $FAULT_STEP" "$t_secs" "$(mb "$bytes")" "$last"
-printf "  %-28s %10s s  (%s MB in steps 0-%d), peak RSS %s MB\n" "trace, fault at step $EARLY_STEP" "$e_secs" "$(mb "$early_bytes")" "$early_last" "$e_rss"
-echo "  the trace time follows the bytes up to the step after the first anomaly, not the size of the run"
+printf '%s\n' "${report[@]}"
+if [[ -n $early_line ]]; then
+	echo
+	echo "$early_line"
+	echo "  the trace time follows the bytes up to the step after the first anomaly, not the size of the run"
+fi
 if ((keep)); then echo "  runs kept under $work"; fi
