@@ -51,8 +51,12 @@ func (l *Layout) Steps() []int {
 	return uniqInts(out)
 }
 
-// Select returns the rank folders of the given steps and ranks (nil: all).
+// Select returns the rank folders of the given steps and ranks (nil: all),
+// in the layout's order. With neither it returns Dirs itself, not a copy.
 func (l *Layout) Select(steps, ranks map[int]bool) []RankDir {
+	if steps == nil && ranks == nil {
+		return l.Dirs
+	}
 	var out []RankDir
 	for _, d := range l.Dirs {
 		if (steps == nil || steps[d.Step]) && (ranks == nil || ranks[d.Rank]) {
@@ -216,12 +220,23 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 	}
 }
 
+// addRank adds a rank folder. Its four paths share one string: a run of a
+// thousand ranks and a hundred steps has 100,000 rank folders, and their
+// paths are most of what a trace keeps.
 func (l *Layout) addRank(mode string, step, rank int, dir string) {
-	d := RankDir{Mode: mode, Step: step, Rank: rank, Dir: dir, Dump: filepath.Join(dir, "dump.json")}
-	if p := filepath.Join(dir, "stack.json"); fileExists(p) {
+	dir = filepath.Clean(dir)
+	base := dir
+	if !strings.HasSuffix(base, string(filepath.Separator)) { // "/" stays "/"
+		base += string(filepath.Separator)
+	}
+	dump, stack := base+"dump.json", base+"stack.json"
+	all := dump + stack + base + "construct.json"
+	a, b := len(dump), len(dump)+len(stack)
+	d := RankDir{Mode: mode, Step: step, Rank: rank, Dir: all[:len(dir)], Dump: all[:a]}
+	if p := all[a:b]; fileExists(p) {
 		d.Stack = p
 	}
-	if p := filepath.Join(dir, "construct.json"); fileExists(p) {
+	if p := all[b:]; fileExists(p) {
 		d.Construct = p
 	}
 	l.Dirs = append(l.Dirs, d)

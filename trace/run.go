@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -86,12 +87,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	var best *modeResult
 	for _, mode := range layout.Modes() {
-		var md []dump.RankDir
-		for _, d := range dirs {
-			if d.Mode == mode {
-				md = append(md, d)
-			}
-		}
+		md := groupOf(dirs, func(d *dump.RankDir) bool { return d.Mode == mode })
 		if len(md) == 0 {
 			continue
 		}
@@ -188,10 +184,10 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		m.lower = a.recs.lower
 	}
 	for _, d := range dirs {
-		if byStep[d.Step] == nil {
+		if _, ok := byStep[d.Step]; !ok {
 			m.steps = append(m.steps, d.Step)
+			byStep[d.Step] = groupOf(dirs, func(e *dump.RankDir) bool { return e.Step == d.Step })
 		}
-		byStep[d.Step] = append(byStep[d.Step], d)
 	}
 	sort.Ints(m.steps)
 	known := map[int]bool{}
@@ -437,4 +433,36 @@ func (m *modeResult) account(s *rankScan) {
 			m.warnings = append(m.warnings, verdict.Warning{File: w.file, Message: "read for the phases of its calls: " + w.err.Error()})
 		}
 	}
+}
+
+// groupOf is the rank folders of dirs that are in a group, in order: a
+// part of dirs itself when they lie together (a layout is sorted by mode,
+// step and rank, and a thousand ranks of a hundred steps are 100,000
+// folders), a copy otherwise.
+func groupOf(dirs []dump.RankDir, in func(*dump.RankDir) bool) []dump.RankDir {
+	first := slices.IndexFunc(dirs, func(d dump.RankDir) bool { return in(&d) })
+	if first < 0 {
+		return nil
+	}
+	end := first
+	for end < len(dirs) && in(&dirs[end]) {
+		end++
+	}
+	together := true
+	for i := end; i < len(dirs); i++ {
+		if in(&dirs[i]) {
+			together = false
+			break
+		}
+	}
+	if together {
+		return dirs[first:end:end]
+	}
+	var out []dump.RankDir
+	for i := first; i < len(dirs); i++ {
+		if in(&dirs[i]) {
+			out = append(out, dirs[i])
+		}
+	}
+	return out
 }

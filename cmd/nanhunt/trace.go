@@ -256,6 +256,7 @@ func (f *traceFlags) inputs(args []string) (string, error) {
 		return "", err
 	}
 	f.summaries = files
+	liftMemoryLimit()
 	return args[0], nil
 }
 
