@@ -66,9 +66,14 @@ func (l *Lexer) SkipValueFast() error {
 			}
 		}
 		// A quote at the window's start may close a string whose escaping
-		// backslashes were at the end of the previous window.
+		// backslashes were at the end of the previous window, or of several
+		// windows when one holds nothing but backslashes.
 		if inString && len(buf) > 0 {
-			l.tailBackslashes = trailingBackslashes(buf)
+			n := trailingBackslashes(buf)
+			if n == len(buf) {
+				n += l.tailBackslashes
+			}
+			l.tailBackslashes = n
 		} else {
 			l.tailBackslashes = 0
 		}
