@@ -20,7 +20,7 @@ func scanBoth(t *testing.T, data []byte, window, max int) (vector, scalar Hits) 
 			t.Fatal(err)
 		}
 		c := *h
-		c.Offsets = append([]int64(nil), h.Offsets...)
+		c.Spans = append([]Span(nil), h.Spans...)
 		c.ForwardOps = map[string]int{}
 		for k, v := range h.ForwardOps {
 			c.ForwardOps[k] = v

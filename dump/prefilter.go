@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"math/bits"
 	"slices"
@@ -12,11 +13,13 @@ import (
 // the Reader would return is finite (or null, or not a number). The
 // converse does not hold: a hit only says "parse here".
 type Hits struct {
-	// Offsets of the suspect tokens, ascending.
-	Offsets []int64
-	// Saturated: more hits than were kept; everything from the last offset
-	// on is suspect.
-	Saturated bool
+	// Spans hold the suspect tokens: ascending and disjoint, each from the
+	// offset of its first suspect to that of its last. There are at most as
+	// many as the Prefilter keeps: past that, the spans closest to each
+	// other are merged (a span may then hold clean bytes between its
+	// suspects, never a suspect outside every span), so a file with a
+	// hundred thousand attention masks is still searched to its end.
+	Spans []Span
 	// Whole: the bytes start with '{', hold no NUL byte (never valid JSON
 	// text; the search stops at the first window holding one, or at a
 	// first byte other than '{'), and end the way json.dump(indent=N)
@@ -47,19 +50,27 @@ type Hits struct {
 	Tensors, Stats int
 }
 
+// Span is a part of a document, from From to To (both included).
+type Span struct{ From, To int64 }
+
 // Clear reports whether the file holds no non-finite value, looks whole and
 // has statistics: it need not be parsed.
 func (h *Hits) Clear() bool {
-	return len(h.Offsets) == 0 && h.Whole && (h.Tensors == 0 || h.Stats > 0)
+	return len(h.Spans) == 0 && h.Whole && (h.Tensors == 0 || h.Stats > 0)
 }
 
-// Within reports whether [from, to) holds a hit.
+// Within reports whether [from, to) may hold a hit: whether it meets a
+// span.
 func (h *Hits) Within(from, to int64) bool {
-	if h.Saturated && len(h.Offsets) > 0 && to > h.Offsets[len(h.Offsets)-1] {
-		return true
-	}
-	i, _ := slices.BinarySearch(h.Offsets, from)
-	return i < len(h.Offsets) && h.Offsets[i] < to
+	i := h.SpanAfter(from)
+	return i < len(h.Spans) && h.Spans[i].From < to
+}
+
+// SpanAfter is the index of the first span that ends at or after off, or
+// len(h.Spans).
+func (h *Hits) SpanAfter(off int64) int {
+	i, _ := slices.BinarySearchFunc(h.Spans, off, func(s Span, off int64) int { return cmp.Compare(s.To, off) })
+	return i
 }
 
 // SearchRules are the parameters of the byte search that come from the
@@ -90,7 +101,8 @@ type SearchRules struct {
 type Prefilter struct {
 	buf  []byte
 	hits Hits
-	max  int
+	max  int   // spans kept
+	gap  int64 // spans this close are merged; grows when they are too many
 
 	base  int64 // stream offset of the window's first new byte
 	carry int   // bytes kept from the previous window in front of it
@@ -151,7 +163,7 @@ const (
 )
 
 // NewPrefilter returns a Prefilter reading through a window of the given
-// size (0: 1 MiB) and keeping at most max offsets (0: 4096).
+// size (0: 1 MiB) and keeping at most max spans of hits (0: 4096).
 func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 	if window <= 0 {
 		window = 1 << 20
@@ -169,10 +181,10 @@ func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 }
 
 // Scan reads r to the end and returns what it found, valid until the next
-// call. It stops reading early once the hits saturate.
+// call.
 func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
-	p.hits.Offsets = p.hits.Offsets[:0]
-	p.hits.Saturated, p.hits.Whole = false, false
+	p.hits.Spans, p.gap = p.hits.Spans[:0], 0
+	p.hits.Whole = false
 	p.hits.Tensors, p.hits.Stats = 0, 0
 	p.hits.FirstSevere = -1
 	p.hits.Located, p.hits.Forward, p.hits.LastEntry, p.hits.Indent = false, true, -1, 0
@@ -203,9 +215,6 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 			p.window(b, p.carry, final)
 			p.markLastEntry(b, len(b)-contextLen, final)
 			p.base += int64(n)
-			if p.hits.Saturated {
-				return &p.hits, nil
-			}
 			keep := min(carryLen, len(b))
 			copy(p.buf, b[len(b)-keep:])
 			p.carry = keep
@@ -270,7 +279,7 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 // windowScalar looks at each byte of b[lo:hi] in turn: the search on any
 // CPU, and the one the vector search is tested against.
 func (p *Prefilter) windowScalar(b []byte, lo, hi int, off int64) {
-	for k := lo; k < hi && !p.hits.Saturated; k++ {
+	for k := lo; k < hi; k++ {
 		if isAnchor[b[k]] && plausible(b, k) {
 			p.candidate(b, k, off)
 		}
@@ -285,14 +294,14 @@ func (p *Prefilter) windowVector(b []byte, lo, hi int, off int64) {
 		p.windowScalar(b, 0, 1, off) // the vector search reads the byte before
 		k = 1
 	}
-	for !p.hits.Saturated {
+	for {
 		blocks := min((hi-k)/32, (len(b)-1-k)/32, len(p.masks))
 		if blocks <= 0 {
 			break
 		}
 		anchorMasks(b, k, blocks, p.masks)
 		for j, m := range p.masks[:blocks] {
-			for ; m != 0 && !p.hits.Saturated; m &= m - 1 {
+			for ; m != 0; m &= m - 1 {
 				p.candidate(b, k+32*j+bits.TrailingZeros32(m), off)
 			}
 		}
@@ -567,20 +576,41 @@ func (p *Prefilter) hit(off int64, neg bool) {
 	if !neg && (p.hits.FirstSevere < 0 || off < p.hits.FirstSevere) {
 		p.hits.FirstSevere = off
 	}
-	if n := len(p.hits.Offsets); n > 0 && p.hits.Offsets[n-1] >= off {
-		// the candidates of one window are found byte by byte, in turn
-		i, found := slices.BinarySearch(p.hits.Offsets, off)
-		if found {
-			return
+	sp := p.hits.Spans
+	// the candidates of one window are found byte by byte, in turn, so a
+	// hit may come before the last one
+	i := p.hits.SpanAfter(off)
+	switch {
+	case i < len(sp) && sp[i].From <= off:
+		return // in a span
+	case i > 0 && off-sp[i-1].To <= p.gap:
+		sp[i-1].To = off
+		if i < len(sp) && sp[i].From-off <= p.gap {
+			sp[i-1].To = sp[i].To
+			sp = slices.Delete(sp, i, i+1)
 		}
-		if len(p.hits.Offsets) < p.max {
-			p.hits.Offsets = slices.Insert(p.hits.Offsets, i, off)
-			return
+	case i < len(sp) && sp[i].From-off <= p.gap:
+		sp[i].From = off
+	default:
+		sp = slices.Insert(sp, i, Span{off, off})
+	}
+	for len(sp) > p.max {
+		p.gap = max(2*p.gap, 256)
+		sp = mergeSpans(sp, p.gap)
+	}
+	p.hits.Spans = sp
+}
+
+// mergeSpans merges, in place, the spans that lie within gap bytes of the
+// one before.
+func mergeSpans(sp []Span, gap int64) []Span {
+	out := sp[:1]
+	for _, s := range sp[1:] {
+		if last := &out[len(out)-1]; s.From-last.To <= gap {
+			last.To = s.To
+			continue
 		}
+		out = append(out, s)
 	}
-	if len(p.hits.Offsets) >= p.max {
-		p.hits.Saturated = true
-		return
-	}
-	p.hits.Offsets = append(p.hits.Offsets, off)
+	return out
 }

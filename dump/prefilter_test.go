@@ -44,7 +44,7 @@ func checkPrefilter(t *testing.T, data []byte, window int) *Hits {
 	for r.Next() {
 		e := r.Entry()
 		if nonFinite(e) && !h.Within(e.Offset, e.End) {
-			t.Fatalf("entry %q [%d, %d) holds a non-finite value but no hit (hits %v, saturated %v)", e.Name, e.Offset, e.End, h.Offsets, h.Saturated)
+			t.Fatalf("entry %q [%d, %d) holds a non-finite value but no hit (spans %v)", e.Name, e.Offset, e.End, h.Spans)
 		}
 	}
 	// A cleared file is not parsed, so syntax errors in it go unseen; but a
@@ -117,7 +117,7 @@ func TestPrefilterRealDumps(t *testing.T) {
 		}
 		// the clean steps of the generated scenarios are cleared
 		if strings.Contains(f, "msprobe-generated") && strings.Contains(f, string(filepath.Separator)+"step4"+string(filepath.Separator)) && !h.Clear() {
-			t.Errorf("%s: a clean step was not cleared (hits %v)", f, h.Offsets)
+			t.Errorf("%s: a clean step was not cleared (spans %v)", f, h.Spans)
 		}
 	}
 	if cleared == 0 || flagged == 0 {
@@ -171,7 +171,7 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !h.Located || len(h.Offsets) == 0 {
+			if !h.Located || len(h.Spans) == 0 {
 				continue
 			}
 			// Against the reader: Forward and LastEntry as the entries say.
@@ -184,9 +184,6 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 					forward = forward && n.Dir == Forward && !n.Module && !n.IsDistributed()
 					last = e.Offset
 				}
-			}
-			if h.Saturated {
-				continue
 			}
 			if h.Forward != forward || h.LastEntry != last {
 				t.Errorf("%s (window %d): Forward %v LastEntry %d; the reader says %v %d", f, w, h.Forward, h.LastEntry, forward, last)

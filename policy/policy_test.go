@@ -167,7 +167,7 @@ func TestSevere(t *testing.T) {
 
 func TestClearsFile(t *testing.T) {
 	h := func(f func(*dump.Hits)) *dump.Hits {
-		x := &dump.Hits{Whole: true, Located: true, Forward: true, FirstSevere: -1, LastEntry: 100, Tensors: 1, Stats: 1, Offsets: []int64{150}}
+		x := &dump.Hits{Whole: true, Located: true, Forward: true, FirstSevere: -1, LastEntry: 100, Tensors: 1, Stats: 1, Spans: []dump.Span{{From: 150, To: 150}}}
 		f(x)
 		return x
 	}
@@ -184,8 +184,8 @@ func TestClearsFile(t *testing.T) {
 		{"in a module or a collective", h(func(x *dump.Hits) { x.Forward = false }), 500, false},
 		{"cut by a crash", h(func(x *dump.Hits) { x.Whole = false }), 500, false},
 		{"no statistics", h(func(x *dump.Hits) { x.Stats = 0 }), 500, false},
-		{"no suspect", h(func(x *dump.Hits) { x.Offsets = nil }), 50, true},
-		{"no suspect, no tensor (maybe no entry)", h(func(x *dump.Hits) { x.Offsets, x.Tensors, x.Stats = nil, 0, 0 }), 50, false},
+		{"no suspect", h(func(x *dump.Hits) { x.Spans = nil }), 50, true},
+		{"no suspect, no tensor (maybe no entry)", h(func(x *dump.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), 50, false},
 	} {
 		if got := ClearsFile(tc.h, tc.lastBwd); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -14,7 +14,7 @@ func Search() dump.SearchRules {
 // parsing when its last hit also lies before its last backward entry, which
 // the caller finds (dump.LastEntry) only when MasksOnly holds.
 func MasksOnly(h *dump.Hits) bool {
-	return h.Whole && h.Located && h.Forward && h.FirstSevere < 0 && !h.Saturated && h.Tensors > 0 && h.Stats > 0
+	return h.Whole && h.Located && h.Forward && h.FirstSevere < 0 && h.Tensors > 0 && h.Stats > 0
 }
 
 // NoSuspects reports whether a file needs no parsing because its byte

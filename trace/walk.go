@@ -16,7 +16,7 @@ import (
 // the pairing and for the stage, which the names give.
 type walk struct {
 	hits     *dump.Hits
-	next     int  // the first hit not behind the current entry
+	next     int  // the first span of hits not behind the current entry
 	settled  bool // the rank's first anomaly and first NaN are known
 	maskSkip bool // the last entry was skipped by the mask rule
 }
@@ -41,13 +41,10 @@ func (w *walk) choose(name string, off int64) bool {
 		}
 	}
 	h := w.hits
-	for w.next < len(h.Offsets) && h.Offsets[w.next] < off {
+	for w.next < len(h.Spans) && h.Spans[w.next].To < off {
 		w.next++
 	}
-	if w.next < len(h.Offsets) {
-		return h.Offsets[w.next] < off+parseAhead
-	}
-	return h.Saturated
+	return w.next < len(h.Spans) && h.Spans[w.next].From < off+parseAhead
 }
 
 // inMaskRegion: before the first suspect that may be NaN or +inf.

@@ -16,5 +16,6 @@
 // offset; the other files are written as usual.
 //
 // It imports dump, internal/safeio, internal/outguard (never to write
-// inside the dump) and policy (which statistics decide what a tensor holds).
+// inside the dump), internal/parquetwrite (the file format) and policy
+// (which statistics decide what a tensor holds).
 package export

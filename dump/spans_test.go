@@ -1,0 +1,55 @@
+package dump
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// However many hits come, and in whatever order within a window, every
+// one lies in a span, the spans are ascending and disjoint, and there are
+// never more than the Prefilter keeps.
+func TestHitSpans(t *testing.T) {
+	for _, keep := range []int{1, 2, 4, 64, 4096} {
+		rng := rand.New(rand.NewPCG(uint64(keep), 7))
+		p := NewPrefilter(0, keep, testSearch)
+		p.hits.FirstSevere = -1
+		var offs []int64
+		base := int64(0)
+		for w := 0; w < 200; w++ { // windows: hits ascending across them, shuffled within
+			var win []int64
+			for range rng.IntN(60) {
+				win = append(win, base+rng.Int64N(1<<16))
+			}
+			rng.Shuffle(len(win), func(i, j int) { win[i], win[j] = win[j], win[i] })
+			for _, o := range win {
+				p.hit(o, rng.IntN(3) > 0)
+			}
+			offs = append(offs, win...)
+			base += 1 << 16
+		}
+		h := &p.hits
+		if len(h.Spans) > keep {
+			t.Fatalf("max %d: %d spans", keep, len(h.Spans))
+		}
+		for i, s := range h.Spans {
+			if s.From > s.To || (i > 0 && h.Spans[i-1].To >= s.From) {
+				t.Fatalf("max %d: spans not ascending and disjoint at %d: %v", keep, i, h.Spans[max(0, i-1):i+1])
+			}
+		}
+		for _, o := range offs {
+			if !h.Within(o, o+1) {
+				t.Fatalf("max %d: hit %d is in no span", keep, o)
+			}
+		}
+		// the spans start and end at hits
+		for _, s := range h.Spans {
+			if !slices.Contains(offs, s.From) || !slices.Contains(offs, s.To) {
+				t.Fatalf("max %d: span %v does not start and end at hits", keep, s)
+			}
+		}
+		if keep >= 4096 && len(h.Spans) < len(offs)/2 {
+			t.Errorf("max %d: %d hits merged into %d spans, with room for all", keep, len(offs), len(h.Spans))
+		}
+	}
+}
