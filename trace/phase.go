@@ -161,8 +161,20 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 			stacks, err := dump.ReadStacks(f, want)
 			f.Close()
 			s.sides.stack = err
+			// names that share one stack (stack.json v2) share its frames:
+			// read each stack once
+			read := map[*dump.Frame]policy.Frames{}
 			for name, frames := range stacks {
-				t.frames[name] = policy.ReadFrames(frames)
+				if len(frames) == 0 {
+					t.frames[name] = policy.ReadFrames(frames)
+					continue
+				}
+				fr, ok := read[&frames[0]]
+				if !ok {
+					fr = policy.ReadFrames(frames)
+					read[&frames[0]] = fr
+				}
+				t.frames[name] = fr
 			}
 		} else {
 			s.sides.stack = err
