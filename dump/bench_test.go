@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,6 +72,44 @@ func BenchmarkPrefilter(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkLastEntry looks for a backward entry in a forward-only
+// document of 8 MB, which it reads whole, from the end.
+func BenchmarkLastEntry(b *testing.B) {
+	entry := `
+  "Functional.linear.%d.forward": {
+   "input_args": [
+    {
+     "type": "torch.Tensor",
+     "dtype": "torch.float32",
+     "shape": [
+      1,
+      4096
+     ],
+     "Max": 3.25,
+     "Min": -inf,
+     "Mean": 0.01,
+     "Norm": 12.5,
+     "requires_grad": true
+    }
+   ]
+  },`
+	var doc bytes.Buffer
+	doc.WriteString("{\n \"task\": \"statistics\",\n \"data\": {")
+	for i := 0; doc.Len() < 8<<20; i++ {
+		fmt.Fprintf(&doc, entry, i)
+	}
+	doc.WriteString("\n }\n}\n")
+	data := doc.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		off, err := LastEntry(bytes.NewReader(data), int64(len(data)), 1, func(name string) bool { return ParseName(name).IsBackward() })
+		if err != nil || off != -1 {
+			b.Fatal(off, err)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package dump
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
+	"math/bits"
 	"sync"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
@@ -48,11 +50,11 @@ func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name string) b
 }
 
 // lastLine is bytes.LastIndex(b, line) for a line start "\n" + spaces +
-// '"': it looks back from newline to newline, which is several times
-// faster than a search for the whole pattern.
+// '"': it looks back from newline to newline, eight bytes at a time, which
+// is several times faster than a search for the whole pattern.
 func lastLine(b, line []byte) int {
 	for end := len(b); ; {
-		i := bytes.LastIndexByte(b[:end], '\n')
+		i := lastNewline(b[:end])
 		if i < 0 {
 			return -1
 		}
@@ -61,6 +63,19 @@ func lastLine(b, line []byte) int {
 		}
 		end = i
 	}
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time.
+func lastNewline(b []byte) int {
+	const ones, lo7, hi1 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	end := len(b)
+	for ; end >= 8; end -= 8 {
+		x := binary.LittleEndian.Uint64(b[end-8:]) ^ ('\n' * ones)
+		if m := ^(((x & lo7) + lo7) | x) & hi1; m != 0 {
+			return end - 8 + (63-bits.LeadingZeros64(m))>>3
+		}
+	}
+	return bytes.LastIndexByte(b[:end], '\n')
 }
 
 // sideLexers are the lexers of stack.json and construct.json, reused: a

@@ -390,7 +390,7 @@ func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
 	if p.located.offset >= off && p.located.offset < off+int64(k) {
 		from = int(p.located.offset - off)
 	}
-	i := bytes.LastIndex(b[from:k], p.entryLine)
+	i := lastLine(b[from:k], p.entryLine)
 	switch {
 	case i >= 0:
 		p.located = p.entryMarkAt(b, from+i, off)

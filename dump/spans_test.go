@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,6 +51,28 @@ func TestHitSpans(t *testing.T) {
 		}
 		if keep >= 4096 && len(h.Spans) < len(offs)/2 {
 			t.Errorf("max %d: %d hits merged into %d spans, with room for all", keep, len(offs), len(h.Spans))
+		}
+	}
+}
+
+// lastNewline and lastLine agree with the bytes package on every length
+// and position.
+func TestLastLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	line := []byte("\n  \"")
+	alphabet := []byte("\n \"a\x80\xff")
+	for n := range 200 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for end := 0; end <= n; end++ {
+			if got, want := lastNewline(b[:end]), bytes.LastIndexByte(b[:end], '\n'); got != want {
+				t.Fatalf("lastNewline(%q) = %d, want %d", b[:end], got, want)
+			}
+			if got, want := lastLine(b[:end], line), bytes.LastIndex(b[:end], line); got != want {
+				t.Fatalf("lastLine(%q) = %d, want %d", b[:end], got, want)
+			}
 		}
 	}
 }
