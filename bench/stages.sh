@@ -5,7 +5,7 @@
 #   bench/stages.sh [OUT]          # OUT defaults to bench/results/stages-<cpu>.txt
 #
 # Stages: the byte search (vector and scalar, on a clean and a NaN-holding
-# real dump.json), the tokenizer (every token; skipping entries), the
+# real dump.json), the backward search for the last backward entry, the tokenizer (every token; skipping entries), the
 # dump.json reader (summary and details), and the whole trace of the demo
 # run on one and two cores. Each reports MB/s and allocations. The raw
 # output goes to OUT, benchstat's summary to OUT with .benchstat; the
@@ -19,7 +19,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr -s ' ' | tr 
 out=${1:-bench/results/stages-$cpu.txt}
 mkdir -p "$(dirname "$out")"
 {
-	go test ./dump -run '^$' -bench 'Prefilter|Reader' -count 6 -cpu 1
+	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry' -count 6 -cpu 1
 	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue' -count 6 -cpu 1
 	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"
