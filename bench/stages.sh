@@ -5,9 +5,9 @@
 #   bench/stages.sh [OUT]          # OUT defaults to bench/results/stages-<cpu>.txt
 #
 # Stages: the byte search (vector and scalar, on a clean and a NaN-holding
-# real dump.json), the backward search for the last backward entry, the tokenizer (every token; skipping entries), the
-# dump.json reader (summary and details), and the whole trace of the demo
-# run on one and two cores. Each reports MB/s and allocations. The raw
+# real dump.json), the backward search for the last backward entry, the
+# tokenizer (every token; skipping entries), the dump.json reader (summary
+# and details), and the whole trace of the demo run on one and two cores. Each reports MB/s and allocations. The raw
 # output goes to OUT, benchstat's summary to OUT with .benchstat; the
 # vector-against-scalar comparison of the byte search is printed last.
 #
