@@ -24,7 +24,13 @@ var buildModules = []string{
 }
 
 func TestBuildModules(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil && runtime.GOROOT() != "" { // GOROOT is empty in a -trimpath build
+		goTool, err = filepath.Join(runtime.GOROOT(), "bin", "go"), nil
+	}
+	if err != nil {
+		t.Fatalf("the go command is needed to list what nanhunt compiles: %v", err)
+	}
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
