@@ -107,7 +107,7 @@ func BenchmarkLastEntry(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		off, err := LastEntry(bytes.NewReader(data), int64(len(data)), 1, func(name string) bool { return ParseName(name).IsBackward() })
+		off, err := LastEntry(bytes.NewReader(data), int64(len(data)), 1, func(name []byte) bool { return MayBeBackward(name) && ParseName(string(name)).IsBackward() })
 		if err != nil || off != -1 {
 			b.Fatal(off, err)
 		}

@@ -21,7 +21,7 @@ var lastEntryBufs = sync.Pool{New: func() any { b := make([]byte, lastWin+lastOv
 // its end backwards, the last entry whose name satisfies match, and returns
 // the offset of the quote before its name, or -1 when there is none. It
 // reads only the tail after that entry, a window at a time.
-func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name string) bool) (int64, error) {
+func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name []byte) bool) (int64, error) {
 	line := append(append([]byte{'\n'}, bytes.Repeat([]byte{' '}, 2*indent)...), '"')
 	bp := lastEntryBufs.Get().(*[]byte)
 	defer lastEntryBufs.Put(bp)
@@ -39,7 +39,7 @@ func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name string) b
 				break
 			}
 			q := i + len(line) - 1
-			if e := bytes.IndexByte(b[q+1:], '"'); e >= 0 && match(string(b[q+1:q+1+e])) {
+			if e := bytes.IndexByte(b[q+1:], '"'); e >= 0 && match(b[q+1:q+1+e]) {
 				return start + int64(q), nil
 			}
 			limit = i

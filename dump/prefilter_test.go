@@ -201,8 +201,8 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 				want = r.Entry().Offset
 			}
 		}
-		got, err := LastEntry(bytes.NewReader(data), int64(len(data)), h.Indent, func(name string) bool {
-			d := ParseName(name).Dir
+		got, err := LastEntry(bytes.NewReader(data), int64(len(data)), h.Indent, func(name []byte) bool {
+			d := ParseName(string(name)).Dir
 			return d == Backward || d == ParamGrad
 		})
 		if err != nil || got != want {

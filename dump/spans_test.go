@@ -76,3 +76,31 @@ func TestLastLine(t *testing.T) {
 		}
 	}
 }
+
+// MayBeBackward holds for every name ParseName reads as backward.
+func TestMayBeBackward(t *testing.T) {
+	segs := []string{"Torch", "Tensor", "Module", "Cell", "Distributed", "Functional", "backward", "forward",
+		"parameters_grad", "0", "1", "12", "all_reduce_0_1", "linear_3_0", "x_1", "layer", "Linear", "", "back", "ward"}
+	rng := rand.New(rand.NewPCG(5, 5))
+	backward := 0
+	for range 100000 {
+		name := segs[rng.IntN(len(segs))]
+		for range rng.IntN(5) {
+			name += "." + segs[rng.IntN(len(segs))]
+		}
+		if ParseName(name).IsBackward() {
+			backward++
+			if !MayBeBackward([]byte(name)) {
+				t.Fatalf("%q is backward, MayBeBackward says it cannot be", name)
+			}
+		}
+	}
+	if backward < 1000 {
+		t.Fatalf("only %d backward names drawn", backward)
+	}
+	for _, n := range []string{"Torch.sqrt.0.forward", "Module.layer.Linear.forward.0", "Distributed.all_reduce_0_0"} {
+		if MayBeBackward([]byte(n)) {
+			t.Errorf("MayBeBackward(%q): true for a forward name", n)
+		}
+	}
+}

@@ -39,3 +39,10 @@ func ClearsFile(h *dump.Hits, lastBackward int64) bool {
 func IsBackwardName(name string) bool {
 	return dump.ParseName(name).IsBackward()
 }
+
+// IsBackwardNameBytes is IsBackwardName of a name's bytes, which it turns
+// into a string only when they may be backward (dump.MayBeBackward): a
+// search over every entry line of a file then allocates for few of them.
+func IsBackwardNameBytes(name []byte) bool {
+	return dump.MayBeBackward(name) && IsBackwardName(string(name))
+}

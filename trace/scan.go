@@ -509,7 +509,7 @@ func (sc *scanner) onlyMasks(f *os.File, size int64, h *dump.Hits) bool {
 	if !policy.MasksOnly(h) {
 		return false
 	}
-	lastBwd, err := dump.LastEntry(f, size, h.Indent, policy.IsBackwardName)
+	lastBwd, err := dump.LastEntry(f, size, h.Indent, policy.IsBackwardNameBytes)
 	return err == nil && policy.ClearsFile(h, lastBwd)
 }
 
