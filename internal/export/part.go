@@ -12,7 +12,7 @@ import (
 
 // Writer settings: row groups of 64Ki rows (enough for readers to skip by
 // statistics and to split work), pages of 64 KiB before compression, gzip
-// (the codec every Parquet reader has). The writer holds one row group's
+// (the codec every Parquet reader has), strings dictionary-encoded. The writer holds one row group's
 // compressed pages, a few MB per file being written.
 const (
 	rowGroupRows   = 64 << 10
@@ -32,7 +32,9 @@ var parquetColumns = func() []parquetwrite.Column {
 		if !ok {
 			panic("export: column " + c.Name + " has no Parquet kind for " + c.Type)
 		}
-		cols[i] = parquetwrite.Column{Name: c.Name, Kind: k, Optional: c.Nullable}
+		// strings repeat from row to row: the names of an entry's tensors, and
+		// a few dtypes, fields and classes
+		cols[i] = parquetwrite.Column{Name: c.Name, Kind: k, Optional: c.Nullable, Dictionary: k == parquetwrite.String}
 	}
 	return cols
 }()

@@ -33,12 +33,20 @@ func (k Kind) physical() int32 {
 }
 
 // Column is one column of a file. A list column is always optional: a null
-// list and an empty list are told apart.
+// list and an empty list are told apart. A String column with Dictionary
+// set is dictionary-encoded: each row group's distinct values are written
+// once, in a dictionary page, and the data pages hold their indices; past
+// maxDictBytes of distinct values, the rest of the row group is PLAIN.
 type Column struct {
-	Name     string
-	Kind     Kind
-	Optional bool
+	Name       string
+	Kind       Kind
+	Optional   bool
+	Dictionary bool
 }
+
+// maxDictBytes bounds a row group's dictionary of one column (what
+// parquet-mr writes by default, too).
+const maxDictBytes = 1 << 20
 
 // column is a column being written: its open page and the finished pages
 // of the current row group.
@@ -53,6 +61,13 @@ type column struct {
 	entries int     // level entries (values and nulls) in the page
 	bits    uint8   // booleans packed into the last byte of values
 	set     bool    // this row's value is given
+
+	// dictionary encoding (Dictionary columns), per row group
+	dict      map[string]uint32
+	dictPlain []byte   // the dictionary's values, PLAIN-encoded
+	idx       []uint32 // the open page's values, as indices into the dictionary
+	plain     bool     // the dictionary is full: the rest of the row group is PLAIN
+	usedDict  bool     // a data page of the chunk holds indices
 
 	// the row group's chunk
 	chunk       []byte // page headers and (compressed) pages
@@ -120,6 +135,30 @@ func (c *column) putDouble(v float64) {
 	c.present()
 }
 
+// putIndex writes v as its dictionary index, adding it to the dictionary;
+// false when the dictionary has no room for it.
+func (c *column) putIndex(v string) bool {
+	i, ok := c.dict[v]
+	if !ok {
+		if len(c.dictPlain)+4+len(v) > maxDictBytes {
+			return false
+		}
+		if c.dict == nil {
+			c.dict = map[string]uint32{}
+		}
+		i = uint32(len(c.dict))
+		c.dict[v] = i
+		c.dictPlain = binary.LittleEndian.AppendUint32(c.dictPlain, uint32(len(v)))
+		c.dictPlain = append(c.dictPlain, v...)
+	}
+	c.idx = append(c.idx, i)
+	c.present()
+	return true
+}
+
+// dictPage reports whether the open page is dictionary-encoded.
+func (c *column) dictPage() bool { return c.Dictionary && !c.plain }
+
 func (c *column) putString(v string) {
 	c.values = binary.LittleEndian.AppendUint32(c.values, uint32(len(v)))
 	c.values = append(c.values, v...)
@@ -154,7 +193,7 @@ func (c *column) putList(v []int64) {
 }
 
 // pageBytes is the open page's size before encoding the levels.
-func (c *column) pageBytes() int { return len(c.values) + len(c.defs) + len(c.reps) }
+func (c *column) pageBytes() int { return len(c.values) + len(c.defs) + len(c.reps) + 2*len(c.idx) }
 
 // levelWidth is the bit width of levels up to max.
 func levelWidth(max uint8) uint {

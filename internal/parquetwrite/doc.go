@@ -1,7 +1,8 @@
 // Package parquetwrite writes Parquet files: flat columns of booleans,
 // 32- and 64-bit integers, doubles and UTF-8 strings, required or optional,
 // and optional lists of 64-bit integers, in row groups of data pages
-// (version 1), PLAIN-encoded, each page gzip-compressed or stored.
+// (version 1), PLAIN-encoded or, for strings, dictionary-encoded, each page
+// gzip-compressed or stored.
 //
 // It is the part of the Parquet format that nanhunt's export needs and
 // nothing more, written with the standard library only, so that building

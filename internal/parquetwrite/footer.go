@@ -11,16 +11,18 @@ const (
 	convertedUTF8 = 0
 	convertedList = 3
 
-	encPlain = 0
-	encRLE   = 3
+	encPlain         = 0
+	encRLE           = 3
+	encRLEDictionary = 8
 
 	codecNone = 0
 	codecGzip = 2
 )
 
 // pageHeader is the Thrift PageHeader of a data page (version 1) holding
-// n level entries, raw bytes before compression and size after.
-func pageHeader(raw, size, n int) []byte {
+// n level entries, raw bytes before compression and size after, its
+// values in encoding enc.
+func pageHeader(raw, size, n int, enc int32) []byte {
 	t := thrift{}
 	t.begin()
 	t.i32(1, 0) // DATA_PAGE
@@ -28,9 +30,25 @@ func pageHeader(raw, size, n int) []byte {
 	t.i32(3, int32(size))
 	t.structField(5)
 	t.i32(1, int32(n))
-	t.i32(2, encPlain)
+	t.i32(2, enc)
 	t.i32(3, encRLE)
 	t.i32(4, encRLE)
+	t.end()
+	t.end()
+	return t.b
+}
+
+// dictPageHeader is the Thrift PageHeader of a dictionary page of n
+// PLAIN-encoded values.
+func dictPageHeader(raw, size, n int) []byte {
+	t := thrift{}
+	t.begin()
+	t.i32(1, 2) // DICTIONARY_PAGE
+	t.i32(2, int32(raw))
+	t.i32(3, int32(size))
+	t.structField(7)
+	t.i32(1, int32(n))
+	t.i32(2, encPlain)
 	t.end()
 	t.end()
 	return t.b
@@ -139,9 +157,14 @@ func (w *Writer) rowGroup(t *thrift, g rowGroup) {
 		t.i64(2, ch.offset)
 		t.structField(3)
 		t.i32(1, c.Kind.physical())
-		t.list(2, tI32, 2)
-		t.listI32(encPlain)
-		t.listI32(encRLE)
+		encs := []int32{encPlain, encRLE}
+		if ch.dict {
+			encs = append(encs, encRLEDictionary)
+		}
+		t.list(2, tI32, len(encs))
+		for _, e := range encs {
+			t.listI32(e)
+		}
 		path := []string{c.Name}
 		if c.Kind == Int64List {
 			path = append(path, "list", "element")
@@ -158,7 +181,10 @@ func (w *Writer) rowGroup(t *thrift, g rowGroup) {
 		t.i64(5, ch.values)
 		t.i64(6, ch.rawSize)
 		t.i64(7, ch.size)
-		t.i64(9, ch.offset)
+		t.i64(9, ch.dataOffset)
+		if ch.dictOffset >= 0 {
+			t.i64(11, ch.dictOffset)
+		}
 		if c.Kind != Int64List {
 			t.structField(12)
 			t.i64(3, ch.nulls)

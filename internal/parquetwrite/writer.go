@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 )
 
 // Options are a file's settings; the zero value means the defaults.
@@ -44,9 +45,10 @@ type rowGroup struct {
 }
 
 type chunk struct {
-	offset, values, rawSize, size, nulls int64
-	hasMinMax                            bool
-	lo, hi                               int64
+	offset, dictOffset, dataOffset int64 // dictOffset -1: no dictionary page
+	values, rawSize, size, nulls   int64
+	hasMinMax, dict                bool // dict: some data page holds dictionary indices
+	lo, hi                         int64
 }
 
 // NewWriter starts a file with the given columns on w.
@@ -90,7 +92,17 @@ func (w *Writer) Bool(i int, v bool)      { w.col(i, Bool).putBool(v) }
 func (w *Writer) Int32(i int, v int32)    { w.col(i, Int32).putInt32(v) }
 func (w *Writer) Int64(i int, v int64)    { w.col(i, Int64).putInt64(v) }
 func (w *Writer) Double(i int, v float64) { w.col(i, Double).putDouble(v) }
-func (w *Writer) String(i int, v string)  { w.col(i, String).putString(v) }
+func (w *Writer) String(i int, v string) {
+	c := w.col(i, String)
+	if c.dictPage() {
+		if c.putIndex(v) {
+			return
+		}
+		w.closePage(c) // it holds indices; the rest of the row group is PLAIN
+		c.plain = true
+	}
+	c.putString(v)
+}
 func (w *Writer) Int64s(i int, v []int64) { w.col(i, Int64List).putList(v) }
 
 // Null gives an optional column no value in this row.
@@ -142,27 +154,45 @@ func (w *Writer) closePage(c *column) {
 	if c.maxDef > 0 {
 		p = appendLevels(p, c.defs, levelWidth(c.maxDef))
 	}
-	p = append(p, c.values...)
-	w.page = p
-	body := p
-	if w.zw != nil {
-		w.zbuf.Reset()
-		w.zw.Reset(&w.zbuf)
-		w.zw.Write(p) // writes to a bytes.Buffer cannot fail
-		w.zw.Close()
-		body = w.zbuf.Bytes()
+	enc := int32(encPlain)
+	if c.dictPage() {
+		enc = encRLEDictionary
+		c.usedDict = true
+		width := uint(1) // a page of nulls only has no index
+		if len(c.dict) > 1 {
+			width = uint(bits.Len32(uint32(len(c.dict) - 1)))
+		}
+		p = append(p, byte(width))
+		p = appendHybrid(p, c.idx, width)
+	} else {
+		p = append(p, c.values...)
 	}
+	w.page = p
+	body := w.compress(p)
 	if len(p) > math.MaxInt32 {
 		w.fail(fmt.Errorf("parquetwrite: a page of column %s exceeds 2 GiB", c.Name))
 		return
 	}
-	h := pageHeader(len(p), len(body), c.entries)
+	h := pageHeader(len(p), len(body), c.entries, enc)
 	c.chunk = append(c.chunk, h...)
 	c.chunk = append(c.chunk, body...)
 	c.rawSize += int64(len(h) + len(p))
 	c.chunkValues += int64(c.entries)
-	c.values, c.defs, c.reps = c.values[:0], c.defs[:0], c.reps[:0]
+	c.values, c.defs, c.reps, c.idx = c.values[:0], c.defs[:0], c.reps[:0], c.idx[:0]
 	c.entries, c.bits = 0, 0
+}
+
+// compress gzips a page, unless the pages are stored; the result is valid
+// until the next call.
+func (w *Writer) compress(p []byte) []byte {
+	if w.zw == nil {
+		return p
+	}
+	w.zbuf.Reset()
+	w.zw.Reset(&w.zbuf)
+	w.zw.Write(p) // writes to a bytes.Buffer cannot fail
+	w.zw.Close()
+	return w.zbuf.Bytes()
 }
 
 // writeGroup writes the current row group, column chunk after column chunk.
@@ -177,12 +207,25 @@ func (w *Writer) writeGroup() {
 	g := rowGroup{rows: int64(w.groupN)}
 	for _, c := range w.cols {
 		w.closePage(c)
-		ch := chunk{offset: w.offset, values: c.chunkValues, rawSize: c.rawSize, size: int64(len(c.chunk)),
-			nulls: c.nulls, hasMinMax: c.hasMinMax, lo: c.lo, hi: c.hi}
+		ch := chunk{offset: w.offset, dictOffset: -1, values: c.chunkValues, rawSize: c.rawSize,
+			nulls: c.nulls, hasMinMax: c.hasMinMax, lo: c.lo, hi: c.hi, dict: c.usedDict}
+		if c.usedDict {
+			// the dictionary page comes first in the chunk
+			body := w.compress(c.dictPlain)
+			h := dictPageHeader(len(c.dictPlain), len(body), len(c.dict))
+			ch.dictOffset = w.offset
+			w.write(h)
+			w.write(body)
+			ch.rawSize += int64(len(h) + len(c.dictPlain))
+		}
+		ch.dataOffset = w.offset
 		w.write(c.chunk)
+		ch.size = w.offset - ch.offset
 		g.chunks = append(g.chunks, ch)
 		g.rawSize += c.rawSize
 		c.chunk, c.chunkValues, c.rawSize, c.nulls, c.hasMinMax = c.chunk[:0], 0, 0, 0, false
+		clear(c.dict)
+		c.dictPlain, c.plain, c.usedDict = c.dictPlain[:0], false, false
 	}
 	w.groups = append(w.groups, g)
 	w.groupN = 0

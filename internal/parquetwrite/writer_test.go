@@ -2,6 +2,7 @@ package parquetwrite
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -28,8 +29,8 @@ var testColumns = []Column{
 	{Name: "i", Kind: Int32},
 	{Name: "l", Kind: Int64, Optional: true},
 	{Name: "d", Kind: Double, Optional: true},
-	{Name: "s", Kind: String},
-	{Name: "os", Kind: String, Optional: true},
+	{Name: "s", Kind: String, Dictionary: true},
+	{Name: "os", Kind: String, Optional: true, Dictionary: true},
 	{Name: "sh", Kind: Int64List},
 	{Name: "b2", Kind: Bool},
 }
@@ -167,6 +168,24 @@ func TestWriterReadBack(t *testing.T) {
 			b := writeRows(t, rows, tt.opt)
 			sameRows(t, readBack(t, b, tt.rows), rows)
 		})
+	}
+}
+
+// A dictionary that outgrows its bound leaves the rest of the row group
+// PLAIN; the next row group starts a new one.
+func TestDictionaryFallback(t *testing.T) {
+	var rows []row
+	for i := range 6000 {
+		r := row{S: fmt.Sprintf("%0400d", i%4000)} // 4,000 distinct values of 400 bytes: 1.6 MB
+		if i%3 == 0 {
+			s := "few"
+			r.OS = &s
+		}
+		rows = append(rows, r)
+	}
+	for _, opt := range []Options{{}, {RowGroupRows: 2500}, {RowGroupRows: 2500, PageBytes: 300, Stored: true}} {
+		b := writeRows(t, rows, opt)
+		sameRows(t, readBack(t, b, len(rows)), rows)
 	}
 }
 
