@@ -880,7 +880,7 @@ func (r *Reader) finishObject(o *objState, loc slotLoc) {
 	case o.hasGroup || o.typ == "torch.ProcessGroup":
 		r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Type: o.typ,
 			GroupRanks: append([]int(nil), r.groupRanks...), GroupID: o.groupID, Peer: -1, Tensor: -1})
-	case o.typ != "" && o.hasValue:
+	case o.hasType && o.hasValue: // a "type" of any value, "" included
 		num := o.num
 		if o.typ == "str" {
 			num = Stat{} // a string argument, even "nan", is not a number
