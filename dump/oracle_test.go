@@ -313,7 +313,7 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 		}
 		o.cur.Tensors = append(o.cur.Tensors, t)
 	case hasGroup || typ == "torch.ProcessGroup":
-	case typ != "" && typ != "str" && hasValue && valueCls != 0:
+	case hasType && typ != "str" && hasValue && valueCls != 0: // README rule 4: any "type", "" included
 		o.cur.Args = append(o.cur.Args, oArg{loc.field, loc.arg, loc.key, valueCls})
 	}
 }
