@@ -265,7 +265,8 @@ func (o *oracle) object(v *jsonoracle.Node, loc slotLoc) {
 			case jsonoracle.Number, jsonoracle.NaN, jsonoracle.PosInf, jsonoracle.NegInf:
 				valueCls = oClass(m.Value)
 			}
-			continue
+			// without a type (so far) it is a member like any other, walked
+			// below; a "type" after it drops what it held
 		case "group_ranks", "group_id", "process_group_id":
 			hasGroup = true
 			continue
