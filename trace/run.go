@@ -86,8 +86,9 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		defer func() { close(stop); <-done }()
 	}
 	var best *modeResult
+	_, byMode := groupBy(dirs, func(d *dump.RankDir) string { return d.Mode })
 	for _, mode := range layout.Modes() {
-		md := groupOf(dirs, func(d *dump.RankDir) bool { return d.Mode == mode })
+		md := byMode[mode]
 		if len(md) == 0 {
 			continue
 		}
@@ -178,17 +179,12 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 // step (however far) is clean, the anomaly was dropped (a skipped step) and
 // the scan goes on, unless strict.
 func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
-	byStep := map[int][]dump.RankDir{}
 	m := &modeResult{mode: mode, supp: newSuppressions()}
 	if a.recs != nil {
 		m.lower = a.recs.lower
 	}
-	for _, d := range dirs {
-		if _, ok := byStep[d.Step]; !ok {
-			m.steps = append(m.steps, d.Step)
-			byStep[d.Step] = groupOf(dirs, func(e *dump.RankDir) bool { return e.Step == d.Step })
-		}
-	}
+	var byStep map[int][]dump.RankDir
+	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
 	sort.Ints(m.steps)
 	known := map[int]bool{}
 	for _, d := range dirs {
@@ -435,34 +431,27 @@ func (m *modeResult) account(s *rankScan) {
 	}
 }
 
-// groupOf is the rank folders of dirs that are in a group, in order: a
-// part of dirs itself when they lie together (a layout is sorted by mode,
-// step and rank, and a thousand ranks of a hundred steps are 100,000
-// folders), a copy otherwise.
-func groupOf(dirs []dump.RankDir, in func(*dump.RankDir) bool) []dump.RankDir {
-	first := slices.IndexFunc(dirs, func(d dump.RankDir) bool { return in(&d) })
-	if first < 0 {
-		return nil
-	}
-	end := first
-	for end < len(dirs) && in(&dirs[end]) {
-		end++
-	}
-	together := true
-	for i := end; i < len(dirs); i++ {
-		if in(&dirs[i]) {
-			together = false
-			break
+// groupBy splits dirs by key, keeping their order, in one pass; keys are
+// in order of first appearance. A group whose folders lie together (a
+// layout is sorted by mode, step and rank, and a thousand ranks of a
+// hundred steps are 100,000 folders) is a part of dirs itself, capped so
+// that an append copies; one that lies apart is a copy.
+func groupBy[K comparable](dirs []dump.RankDir, key func(*dump.RankDir) K) ([]K, map[K][]dump.RankDir) {
+	var keys []K
+	groups := map[K][]dump.RankDir{}
+	for i := 0; i < len(dirs); {
+		k := key(&dirs[i])
+		j := i + 1
+		for j < len(dirs) && key(&dirs[j]) == k {
+			j++
 		}
-	}
-	if together {
-		return dirs[first:end:end]
-	}
-	var out []dump.RankDir
-	for i := first; i < len(dirs); i++ {
-		if in(&dirs[i]) {
-			out = append(out, dirs[i])
+		if g, ok := groups[k]; ok {
+			groups[k] = append(slices.Clip(g), dirs[i:j]...)
+		} else {
+			keys = append(keys, k)
+			groups[k] = dirs[i:j:j]
 		}
+		i = j
 	}
-	return out
+	return keys, groups
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/parquet-go/parquet-go"
 )
 
 // truncate cuts a file to frac of its size.
@@ -50,16 +48,7 @@ func TestTruncatedDump(t *testing.T) {
 	out := filepath.Join(s.Out, "step=2", "rank=1", "part-0.parquet")
 	checkRows(t, out, readRows(t, out), wants, 2, 1)
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	info, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, info.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquet(t, out)
 	if v, ok := pf.Lookup("nanhunt.damage"); !ok || !strings.Contains(v, "offset") {
 		t.Errorf("file metadata nanhunt.damage = %q, %v", v, ok)
 	}

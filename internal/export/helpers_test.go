@@ -49,6 +49,26 @@ func run(t testing.TB, opt Options) *Summary {
 	return s
 }
 
+// openParquet opens a Parquet file with parquet-go, closing it at the
+// end of the test.
+func openParquet(t testing.TB, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, info.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return pf
+}
+
 // readRows reads a Parquet file back, checking its row count in the footer.
 func readRows(t testing.TB, path string) []Row {
 	t.Helper()

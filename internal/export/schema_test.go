@@ -2,7 +2,6 @@ package export
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -25,16 +24,7 @@ func TestColumnsMatchFile(t *testing.T) {
 	if len(parts) == 0 {
 		t.Fatal("no Parquet file written")
 	}
-	f, err := os.Open(parts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	info, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, info.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquet(t, parts[0])
 	checkFields(t, pf.Schema().Fields())
 }
 

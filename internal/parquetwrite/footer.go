@@ -23,32 +23,33 @@ const (
 // n level entries, raw bytes before compression and size after, its
 // values in encoding enc.
 func pageHeader(raw, size, n int, enc int32) []byte {
-	t := thrift{}
-	t.begin()
-	t.i32(1, 0) // DATA_PAGE
-	t.i32(2, int32(raw))
-	t.i32(3, int32(size))
-	t.structField(5)
-	t.i32(1, int32(n))
-	t.i32(2, enc)
-	t.i32(3, encRLE)
-	t.i32(4, encRLE)
-	t.end()
-	t.end()
-	return t.b
+	return header(0, raw, size, 5, func(t *thrift) { // DATA_PAGE, data_page_header
+		t.i32(1, int32(n))
+		t.i32(2, enc)
+		t.i32(3, encRLE)
+		t.i32(4, encRLE)
+	})
 }
 
 // dictPageHeader is the Thrift PageHeader of a dictionary page of n
 // PLAIN-encoded values.
 func dictPageHeader(raw, size, n int) []byte {
+	return header(2, raw, size, 7, func(t *thrift) { // DICTIONARY_PAGE, dictionary_page_header
+		t.i32(1, int32(n))
+		t.i32(2, encPlain)
+	})
+}
+
+// header is a PageHeader of the given page type and sizes, with its
+// type's header struct in field id, written by body.
+func header(typ int32, raw, size int, id int16, body func(*thrift)) []byte {
 	t := thrift{}
 	t.begin()
-	t.i32(1, 2) // DICTIONARY_PAGE
+	t.i32(1, typ)
 	t.i32(2, int32(raw))
 	t.i32(3, int32(size))
-	t.structField(7)
-	t.i32(1, int32(n))
-	t.i32(2, encPlain)
+	t.structField(id)
+	body(&t)
 	t.end()
 	t.end()
 	return t.b

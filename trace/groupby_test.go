@@ -7,7 +7,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 )
 
-func TestGroupOf(t *testing.T) {
+func TestGroupBy(t *testing.T) {
 	dirs := func(steps ...int) []dump.RankDir {
 		var out []dump.RankDir
 		for i, s := range steps {
@@ -30,7 +30,17 @@ func TestGroupOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := groupOf(tt.dirs, func(d *dump.RankDir) bool { return d.Step == tt.step })
+			keys, groups := groupBy(tt.dirs, func(d *dump.RankDir) int { return d.Step })
+			var firsts []int
+			for _, d := range tt.dirs {
+				if !slices.Contains(firsts, d.Step) {
+					firsts = append(firsts, d.Step)
+				}
+			}
+			if !slices.Equal(keys, firsts) {
+				t.Fatalf("keys %v, want %v", keys, firsts)
+			}
+			got := groups[tt.step]
 			var ranks []int
 			for _, d := range got {
 				ranks = append(ranks, d.Rank)
