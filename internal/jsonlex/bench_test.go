@@ -185,8 +185,12 @@ func BenchmarkSkipValue(b *testing.B) {
 	for _, skip := range []struct {
 		name string
 		fn   func() error
-	}{{"entries", l.SkipValue}, {"entries-fast", l.SkipValueFast}} {
+		generic bool // with the plain Go structural pass
+	}{{"entries", l.SkipValue, false}, {"entries-fast", l.SkipValueFast, false}, {"entries-fast-generic", l.SkipValueFast, true}} {
 		b.Run(skip.name, func(b *testing.B) {
+			if skip.generic {
+				defer setClassifyVector(setClassifyVector(false))
+			}
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
 			for b.Loop() {

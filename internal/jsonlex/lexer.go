@@ -75,7 +75,7 @@ type Lexer struct {
 	end      int64  // InputOffset
 	skipping bool   // SkipValue is running
 
-	tailBackslashes int // SkipValueFast: backslashes ending the previous window, inside a string
+	index structIndex // SkipValueFast: the structural index of part of the window
 
 	scratch []byte // Bytes of tokens that are unescaped or span windows
 
@@ -124,7 +124,7 @@ func (l *Lexer) Reset(r io.Reader) {
 	l.stack = l.stack[:0]
 	l.end = 0
 	l.skipping = false
-	l.tailBackslashes = 0
+	l.index.valid = false
 	if cap(l.scratch) > 1<<20 {
 		l.scratch = nil // do not pin a huge token's buffer
 	}
