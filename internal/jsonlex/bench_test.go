@@ -183,8 +183,8 @@ func BenchmarkSkipValue(b *testing.B) {
 	l := New(r, Options{})
 	// Read the header, then skip the value of every entry of "data".
 	for _, skip := range []struct {
-		name string
-		fn   func() error
+		name    string
+		fn      func() error
 		generic bool // with the plain Go structural pass
 	}{{"entries", l.SkipValue, false}, {"entries-fast", l.SkipValueFast, false}, {"entries-fast-generic", l.SkipValueFast, true}} {
 		b.Run(skip.name, func(b *testing.B) {

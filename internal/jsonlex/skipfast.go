@@ -1,6 +1,5 @@
 package jsonlex
 
-
 // SkipValueFast skips the next value like SkipValue, but inside an object
 // or array it checks only what is needed to find the value's end: that
 // strings close and that brackets balance. Scalars between them are not
