@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
@@ -15,38 +16,95 @@ import (
 // cleared this way costs a few reads, not an allocation).
 const lastWin, lastOver = 256 << 10, 4 << 10
 
-var lastEntryBufs = sync.Pool{New: func() any { b := make([]byte, lastWin+lastOver); return &b }}
+type lastEntryBuf struct {
+	data  []byte
+	lines []int // entry lines of the window that mention a needle
+}
+
+var lastEntryBufs = sync.Pool{New: func() any { return &lastEntryBuf{data: make([]byte, lastWin+lastOver)} }}
+
+// backwardNeedles are what every name MayBeBackward accepts holds, the
+// closing quote included: a line without one of them is not looked at.
+// "meters_grad" rather than "parameters_grad": its first byte is rare in
+// a dump, which makes the search several times faster.
+var backwardNeedles = [...][]byte{[]byte("backward"), []byte("meters_grad"), []byte("_1\"")}
 
 // LastEntry finds, reading a dump.json written by json.dump(indent=N) from
-// its end backwards, the last entry whose name satisfies match, and returns
-// the offset of the quote before its name, or -1 when there is none. It
-// reads only the tail after that entry, a window at a time.
-func LastEntry(ra io.ReaderAt, size int64, indent int, match func(name []byte) bool) (int64, error) {
+// its end backwards, the last entry whose name satisfies isBackward, and
+// returns the offset of the quote before its name, or -1 when there is
+// none. Only names that MayBeBackward accepts are offered to isBackward,
+// so only the lines that hold one of their needles are looked at: a window
+// without a backward name costs three byte searches. It reads only the
+// tail after that entry, a window at a time.
+func LastEntry(ra io.ReaderAt, size int64, indent int, isBackward func(name []byte) bool) (int64, error) {
+	return lastEntry(ra, size, indent, isBackward, lastWin, lastOver)
+}
+
+func lastEntry(ra io.ReaderAt, size int64, indent int, isBackward func(name []byte) bool, win, over int) (int64, error) {
 	line := append(append([]byte{'\n'}, bytes.Repeat([]byte{' '}, 2*indent)...), '"')
-	bp := lastEntryBufs.Get().(*[]byte)
-	defer lastEntryBufs.Put(bp)
-	buf := *bp
+	lb := lastEntryBufs.Get().(*lastEntryBuf)
+	defer lastEntryBufs.Put(lb)
+	if len(lb.data) < win+over {
+		lb.data = make([]byte, win+over)
+	}
 	for end := size; end > 0; {
-		start := max(0, end-lastWin)
-		b := buf[:min(size, end+lastOver)-start]
+		start := max(0, end-int64(win))
+		b := lb.data[:min(size, end+int64(over))-start]
 		if _, err := ra.ReadAt(b, start); err != nil && err != io.EOF {
 			return -1, err
 		}
-		// lines whose '\n' lies before end, from the last one back
-		for limit := int(end - start); ; {
-			i := lastLine(b[:min(len(b), limit+len(line)-1)], line)
-			if i < 0 {
-				break
+		// the lines whose '\n' lies in this window and that hold a needle,
+		// looked at from the last one back
+		limit := int(end - start)
+		lb.lines = needleLines(b, limit, lb.lines[:0])
+		for i := len(lb.lines) - 1; i >= 0; i-- {
+			nl := lb.lines[i]
+			if i+1 < len(lb.lines) && lb.lines[i+1] == nl {
+				continue
 			}
-			q := i + len(line) - 1
-			if e := bytes.IndexByte(b[q+1:], '"'); e >= 0 && match(b[q+1:q+1+e]) {
-				return start + int64(q), nil
+			if name, ok := entryName(b, nl, line); ok && MayBeBackward(name) && isBackward(name) {
+				return start + int64(nl+len(line)-1), nil
 			}
-			limit = i
 		}
 		end = start
 	}
 	return -1, nil
+}
+
+// needleLines appends to lines the starts ('\n') of the lines of b that
+// begin before limit and hold a backward needle, in increasing order.
+func needleLines(b []byte, limit int, lines []int) []int {
+	first := len(lines)
+	for _, nd := range backwardNeedles {
+		for from := 0; ; {
+			i := bytes.Index(b[from:], nd)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			from = p + len(nd)
+			if nl := lastNewline(b[:p]); nl >= 0 && nl < limit {
+				lines = append(lines, nl)
+			}
+		}
+	}
+	slices.Sort(lines[first:])
+	return lines
+}
+
+// entryName returns the name of the entry whose line starts at b[nl], when
+// that line is an entry line (line is "\n", the indentation and the quote)
+// and its name closes on the same line.
+func entryName(b []byte, nl int, line []byte) ([]byte, bool) {
+	if nl+len(line) > len(b) || !bytes.Equal(b[nl:nl+len(line)], line) {
+		return nil, false
+	}
+	rest := b[nl+len(line):]
+	e := bytes.IndexByte(rest, '"')
+	if e < 0 || bytes.IndexByte(rest[:e], '\n') >= 0 {
+		return nil, false
+	}
+	return rest[:e], true
 }
 
 // lastLine is bytes.LastIndex(b, line) for a line start "\n" + spaces +
