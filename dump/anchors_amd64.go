@@ -13,14 +13,14 @@ func anchorMasksAVX2(b *byte, blocks int, masks *uint32)
 var haveAnchorMasks = cpu.X86.HasAVX2
 
 // anchorMasks fills masks[j] for the 32-byte blocks at b[start+32j]
-// (see anchorMasksAVX2); start must be at least 1, and b must hold one
-// byte past the last block.
+// (see anchorMasksAVX2); start must be at least 2, and b must hold two
+// bytes past the last block.
 func anchorMasks(b []byte, start, blocks int, masks []uint32) {
 	if blocks == 0 {
 		return
 	}
-	_ = b[start-1]
-	_ = b[start+32*blocks]
+	_ = b[start-2]
+	_ = b[start+32*blocks+1]
 	_ = masks[blocks-1]
 	anchorMasksAVX2(&b[start], blocks, &masks[0])
 }

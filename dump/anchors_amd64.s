@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Bytes broadcast to 32 lanes, one vector each: N a " I n \ 0x20 e 0 9 f y.
+// Bytes broadcast to 32 lanes, one vector each: N a " I n \ 0x20 e 0 9 f y - :.
 DATA anchorConsts<>+0(SB)/8, $0x4e4e4e4e4e4e4e4e
 DATA anchorConsts<>+8(SB)/8, $0x4e4e4e4e4e4e4e4e
 DATA anchorConsts<>+16(SB)/8, $0x4e4e4e4e4e4e4e4e
@@ -51,14 +51,25 @@ DATA anchorConsts<>+352(SB)/8, $0x7979797979797979
 DATA anchorConsts<>+360(SB)/8, $0x7979797979797979
 DATA anchorConsts<>+368(SB)/8, $0x7979797979797979
 DATA anchorConsts<>+376(SB)/8, $0x7979797979797979
-GLOBL anchorConsts<>(SB), RODATA|NOPTR, $384
+DATA anchorConsts<>+384(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA anchorConsts<>+392(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA anchorConsts<>+400(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA anchorConsts<>+408(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA anchorConsts<>+416(SB)/8, $0x3a3a3a3a3a3a3a3a
+DATA anchorConsts<>+424(SB)/8, $0x3a3a3a3a3a3a3a3a
+DATA anchorConsts<>+432(SB)/8, $0x3a3a3a3a3a3a3a3a
+DATA anchorConsts<>+440(SB)/8, $0x3a3a3a3a3a3a3a3a
+GLOBL anchorConsts<>(SB), RODATA|NOPTR, $448
 
 // func anchorMasksAVX2(b *byte, blocks int, masks *uint32)
 //
 // For each 32-byte block j at b[32j:32j+32], masks[j] has bit t set when
 // the byte at b[32j+t] is an anchor that plausible accepts: N before a or
-// ", I before n, a backslash, e or E after a digit, n f F y Y before ".
-// It reads b[-1] to b[32*blocks] inclusive.
+// ", I before n, a backslash, e or E after a digit and not before '-' (a
+// negative exponent never overflows), n f F y Y before " that is not
+// before ':' (a member name, such as "Min", is never a value) unless it
+// ends "nan" (the is_nan key of nan_check dumps).
+// It reads b[-2] to b[32*blocks+1] inclusive.
 TEXT ·anchorMasksAVX2(SB), NOSPLIT, $0-24
 	MOVQ b+0(FP), SI
 	MOVQ blocks+8(FP), CX
@@ -87,12 +98,22 @@ loop:
 	VPCMPEQB Y6, Y4, Y4
 	VPCMPEQB anchorConsts<>+224(SB), Y7, Y6
 	VPAND    Y6, Y4, Y4
+	VPCMPEQB anchorConsts<>+384(SB), Y2, Y6
+	VPANDN   Y4, Y6, Y4
 	VPOR     Y4, Y5, Y5
 	VPCMPEQB anchorConsts<>+320(SB), Y7, Y4
 	VPCMPEQB anchorConsts<>+352(SB), Y7, Y6
 	VPOR     Y6, Y4, Y4
 	VPCMPEQB anchorConsts<>+128(SB), Y0, Y6
 	VPOR     Y6, Y4, Y4
+	VMOVDQU  2(SI), Y8
+	VPCMPEQB anchorConsts<>+416(SB), Y8, Y8
+	VPCMPEQB anchorConsts<>+32(SB), Y1, Y9
+	VMOVDQU  -2(SI), Y10
+	VPCMPEQB anchorConsts<>+128(SB), Y10, Y10
+	VPAND    Y10, Y9, Y9
+	VPANDN   Y8, Y9, Y8
+	VPANDN   Y4, Y8, Y4
 	VPAND    Y3, Y4, Y4
 	VPOR     Y4, Y5, Y5
 	VPMOVMSKB Y5, AX

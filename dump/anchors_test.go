@@ -53,7 +53,8 @@ func checkVector(t *testing.T, data []byte) {
 // search finds what the byte-by-byte search finds.
 func TestAnchorMasksEveryPosition(t *testing.T) {
 	pieces := []string{`NaN`, `"NAN"`, `Infinity`, `-Infinity`, `"inf"`, `"-INFINITY"`, `"\u006ean"`, `1e300`, `2E+400`,
-		`"Min"`, `"is_nan"`, `"y"`, `"F"`, `x\\`, `0x7f5e11e79330`, `e1`, `"Nan"`}
+		`"Min"`, `"is_nan"`, `"y"`, `"F"`, `x\\`, `0x7f5e11e79330`, `e1`, `"Nan"`,
+		`"Min": 1`, `"is_nan": 1`, `"nan": 2`, `"Inf": 3`, `"an": 4`, `1e-400`, `2E-06`}
 	for _, piece := range pieces {
 		for pos := 0; pos < 70; pos++ {
 			doc := []byte(`{"data": {"a.b.0.forward": {"output": [{"Max": 1, "Min": 0, "x": ` + strings.Repeat(" ", pos) + piece + `}]}}}` + "\n")

@@ -290,12 +290,13 @@ func (p *Prefilter) windowScalar(b []byte, lo, hi int, off int64) {
 // (anchorMasks), the bytes at the edges one by one.
 func (p *Prefilter) windowVector(b []byte, lo, hi int, off int64) {
 	k := lo
-	if k == 0 && k < hi {
-		p.windowScalar(b, 0, 1, off) // the vector search reads the byte before
-		k = 1
+	if k < 2 {
+		end := min(2, hi)
+		p.windowScalar(b, k, end, off) // the vector search reads two bytes before
+		k = end
 	}
 	for {
-		blocks := min((hi-k)/32, (len(b)-1-k)/32, len(p.masks))
+		blocks := min((hi-k)/32, (len(b)-2-k)/32, len(p.masks))
 		if blocks <= 0 {
 			break
 		}
@@ -328,11 +329,18 @@ func plausible(b []byte, k int) bool {
 	case 'I':
 		return k+1 < len(b) && b[k+1] == 'n'
 	case 'e', 'E':
-		return k > 0 && isDigit(b[k-1])
+		// a negative exponent never overflows to infinity
+		return k > 0 && isDigit(b[k-1]) && (k+1 >= len(b) || b[k+1] != '-')
 	case '\\':
 		return true
 	}
-	return k+1 < len(b) && b[k+1] == '"'
+	// before a closing quote, unless a colon follows (a member name such
+	// as "Min"; but the is_nan key counts)
+	if k+1 >= len(b) || b[k+1] != '"' {
+		return false
+	}
+	name := k+2 < len(b) && b[k+2] == ':'
+	return !name || k < 2 || (b[k-1] == 'a' && b[k-2] == 'n')
 }
 
 // anchors are the bytes that start a non-finite token (N, I), a \u escape,
