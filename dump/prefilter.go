@@ -115,6 +115,7 @@ type Prefilter struct {
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
 	prevEntry entryMark // the last entry line before the window
 	located   entryMark // the entry of the last hit located in this pass
+	locatedAt int       // where in the window that hit is; -1 before the first
 	opNames   map[string]string
 }
 
@@ -268,7 +269,7 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 		lo = 0
 	}
 	off := p.base - int64(carry) // stream offset of b[0]
-	p.located = entryMark{offset: -1}
+	p.located, p.locatedAt = entryMark{offset: -1}, -1
 	if p.vector && haveAnchorMasks {
 		p.windowVector(b, lo, hi, off)
 		return
@@ -391,12 +392,15 @@ func (p *Prefilter) detectIndent(b []byte) {
 
 // entryBefore finds the entry whose line starts last before b[k]: in the
 // window, or remembered from an earlier one. Hits come in ascending order
-// within a window, so only the bytes since the last one located are
-// searched.
+// within a window, so only the bytes since the last hit located are
+// searched: no entry line between them means the same entry.
 func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
 	from := 0
 	if p.located.offset >= off && p.located.offset < off+int64(k) {
 		from = int(p.located.offset - off)
+	}
+	if p.locatedAt > from && p.locatedAt <= k {
+		from = p.locatedAt
 	}
 	i := lastLine(b[from:k], p.entryLine)
 	switch {
@@ -405,6 +409,7 @@ func (p *Prefilter) entryBefore(b []byte, k int, off int64) entryMark {
 	case from == 0:
 		p.located = p.prevEntry
 	}
+	p.locatedAt = k
 	return p.located
 }
 
