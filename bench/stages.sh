@@ -6,7 +6,8 @@
 #
 # Stages: the byte search (vector and scalar, on a clean and a NaN-holding
 # real dump.json), the backward search for the last backward entry, the
-# tokenizer (every token; skipping entries), the dump.json reader (summary
+# tokenizer (every token; skipping entries, with and without the structural
+# index), the structural pass alone (vector and plain Go), the dump.json reader (summary
 # and details), and the whole trace of the demo run on one and two cores. Each reports MB/s and allocations. The raw
 # output goes to OUT, benchstat's summary to OUT with .benchstat; the
 # vector-against-scalar comparison of the byte search is printed last.
@@ -20,7 +21,7 @@ out=${1:-bench/results/stages-$cpu.txt}
 mkdir -p "$(dirname "$out")"
 {
 	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry' -count 6 -cpu 1
-	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue' -count 6 -cpu 1
+	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue|Classify' -count 6 -cpu 1
 	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"
 benchstat "$out" > "${out%.txt}.benchstat"

@@ -58,17 +58,19 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // skipSpace returns the index of the first byte at or after pos in b that
-// is not whitespace, or len(b). Runs of spaces, the indentation of
-// pretty-printed JSON, are measured eight bytes at a time.
+// is not whitespace, or len(b). The newline and indentation of
+// pretty-printed JSON are passed over eight bytes at a time.
 func skipSpace(b []byte, pos int) int {
+	const hi1 = 0x8080808080808080
 	for pos+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[pos:]) ^ (lsb * ' ')
-		if x == 0 {
+		x := binary.LittleEndian.Uint64(b[pos:])
+		sp := zeroBytes(x^(lsb*' ')) | zeroBytes(x^(lsb*'\n'))
+		if sp == hi1 {
 			pos += 8
 			continue
 		}
-		pos += bits.TrailingZeros64(x) >> 3
-		if c := b[pos]; c != '\n' && c != '\r' && c != '\t' {
+		pos += bits.TrailingZeros64(^sp&hi1) >> 3
+		if c := b[pos]; c != '\r' && c != '\t' {
 			return pos
 		}
 		pos++
