@@ -95,7 +95,9 @@ func ReadStacks(r io.Reader, want map[string]bool) (map[string][]Frame, error) {
 func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 	lx := sideLexer(r)
 	defer sideLexers.Put(lx)
-	sf := StackFile{Frames: map[string][]Frame{}}
+	// sized for every wanted name at once: the tail of a forward-only file
+	// asks for tens of thousands
+	sf := StackFile{Frames: make(map[string][]Frame, min(len(want), 1<<16))}
 	out := sf.Frames
 	tok, err := lx.Next()
 	if err != nil {

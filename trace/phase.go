@@ -44,8 +44,17 @@ type sideWarnings struct {
 // "How it decides", 4): by their names and positions, and, where those do
 // not tell, by what construct.json and stack.json say of them.
 func (sc *scanner) phases(s *rankScan, evs []*event) {
-	need := map[string]bool{}
 	needTail := false
+	for _, ev := range evs {
+		if r := s.region(ev); r == noBackward || r == afterBackward {
+			needTail = true
+		}
+	}
+	n := len(evs)
+	if needTail {
+		n += len(s.tail)
+	}
+	need := make(map[string]bool, n) // sized once: the tail may be long
 	for _, ev := range evs {
 		switch s.region(ev) {
 		case backwardEntry:
@@ -145,7 +154,7 @@ func (t *sideTags) optimizer(name string) bool {
 
 // readTags reads the parents and stacks of the wanted calls, streaming.
 func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
-	t := &sideTags{parents: map[string]string{}, frames: map[string]policy.Frames{}}
+	t := &sideTags{parents: map[string]string{}}
 	rd := s.dir
 	if rd.Construct != "" {
 		if f, err := safeio.Open(rd.Construct); err == nil {
@@ -161,6 +170,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 			stacks, err := dump.ReadStacks(f, want)
 			f.Close()
 			s.sides.stack = err
+			t.frames = make(map[string]policy.Frames, len(stacks))
 			// names that share one stack (stack.json v2) share its frames:
 			// read each stack once
 			read := map[*dump.Frame]policy.Frames{}
