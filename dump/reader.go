@@ -1092,7 +1092,7 @@ const maxNumberLen = 100
 // it overflows float64 (1e309), which only a long literal or one with an
 // exponent can do; only those, or all with details, are parsed.
 func numberStat(lit []byte, details bool) Stat {
-	if !details && len(lit) < 24 && !hasExponent(lit) {
+	if !details && len(lit) < 24 && !mayOverflow(lit) {
 		return Stat{Kind: StatNumber}
 	}
 	if len(lit) > maxNumberLen {
@@ -1109,11 +1109,25 @@ func numberStat(lit []byte, details bool) Stat {
 	return st
 }
 
-func hasExponent(lit []byte) bool {
-	for _, c := range lit {
-		if c|0x20 == 'e' {
-			return true
+// mayOverflow reports whether a number literal shorter than 24 bytes may
+// be too large for a float64: only with an exponent that is not negative
+// and has three digits or more (twenty digits times 1e99 is finite).
+func mayOverflow(lit []byte) bool {
+	for i, c := range lit {
+		if c|0x20 != 'e' {
+			continue
 		}
+		exp := lit[i+1:]
+		if len(exp) > 0 && (exp[0] == '-' || exp[0] == '+') {
+			if exp[0] == '-' {
+				return false
+			}
+			exp = exp[1:]
+		}
+		for len(exp) > 1 && exp[0] == '0' {
+			exp = exp[1:] // e+0400 is e+400
+		}
+		return len(exp) >= 3
 	}
 	return false
 }

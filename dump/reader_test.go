@@ -3,11 +3,15 @@ package dump
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -468,5 +472,30 @@ func TestReaderKeyedByIndex(t *testing.T) {
 	}
 	if e := rd.Entry(); e.KeyedByIndex {
 		t.Errorf("%s: lists read as keyed by index", e.Name)
+	}
+}
+
+// mayOverflow is never false for a literal that parses to infinity.
+func TestMayOverflow(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	lits := []string{"1e400", "1e+400", "1E0400", "-1e309", "9.99e99", "1.7976931348623157e+308", "1e-400", "12345678901234567890e99"}
+	for range 20000 {
+		lit := fmt.Sprintf("%d.%de%s%d", r.IntN(100000), r.IntN(1000), []string{"", "+", "-"}[r.IntN(3)], r.IntN(1200))
+		if r.IntN(3) == 0 {
+			lit = strings.Replace(lit, "e", "e0", 1)
+		}
+		lits = append(lits, lit)
+	}
+	for _, lit := range lits {
+		if len(lit) >= 24 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(lit, 64)
+		if math.IsInf(v, 0) && !mayOverflow([]byte(lit)) {
+			t.Errorf("%s is infinite, mayOverflow says no", lit)
+		}
+		if st := numberStat([]byte(lit), false); math.IsInf(v, 0) != (st.Class != 0) {
+			t.Errorf("numberStat(%s) = %+v, the value is %v", lit, st, v)
+		}
 	}
 }
