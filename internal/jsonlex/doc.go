@@ -10,7 +10,11 @@
 //     offset in the stream;
 //   - it does not build values: the caller pulls tokens with [Lexer.Next] and
 //     decides what to keep, and [Lexer.SkipValue] passes over the parts it
-//     does not need without copying or unescaping anything.
+//     does not need without copying or unescaping anything;
+//     [Lexer.SkipValueFast] does so through a structural index: the quotes,
+//     backslashes and brackets of 64 bytes classified at once (AVX2 on
+//     amd64, with a plain Go reference it is tested against), strings found
+//     by a prefix XOR of the quote bits and nesting by popcounts.
 //
 // Syntax is otherwise strict JSON (RFC 8259): one top-level value, and the
 // grammar of numbers, strings, escapes, commas and colons is checked. A
