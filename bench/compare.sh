@@ -8,6 +8,7 @@
 #   bench/compare.sh                                   # 4 ranks x 4 steps x 53 MB, both shapes
 #   RANKS=8 STEPS=6 FILE_MB=128 bench/compare.sh
 #   SHAPES=training PYTHON=0 bench/compare.sh          # one shape, no Python
+#   REPEAT=1 bench/compare.sh                          # one timed run each, not the best of five
 #   BENCH_DIR=/data/nanhunt-bench bench/compare.sh     # write (and keep, and reuse) the runs there
 #
 # The shapes (both written by "nanhunt synth", fault FAULT (exp-overflow) in
@@ -17,8 +18,10 @@
 #             files without parsing them (the masks lie before the last
 #             backward call);
 #   forward   msprobe data_mode ["forward"] (synth --data-mode forward): no
-#             backward call, so no mask can be cleared by position and every
-#             file with a mask is walked entry by entry.
+#             backward call, so before a file with masks is cleared the
+#             search for its last backward entry reads it whole, and the
+#             fault step's files are walked with every entry in the tail
+#             placed by stack.json.
 #
 # For each shape it
 #   1. writes the run (RANKS ranks, steps 0..STEPS-1, dump.json files of
@@ -26,8 +29,10 @@
 #      file once), so that the numbers measure CPU, not the disk;
 #   2. times and measures the peak RSS (/usr/bin/time -v) of
 #        nanhunt trace DIR --format json -o /dev/null
-#   3. times the read floor: one "dd bs=1M of=/dev/null" reader per CPU, the
-#      files dealt out round-robin, every byte copied into user space;
+#      REPEAT times (default 5), keeping the fastest run and the largest RSS;
+#   3. times the read floor, also the fastest of REPEAT: one "dd bs=1M
+#      of=/dev/null" reader per CPU, the files dealt out round-robin, every
+#      byte copied into user space;
 #   4. times python3 json.load of each file, one after the other (one file in
 #      memory at a time: the least any Python analyser of these dumps does);
 #      PYTHON=0 leaves it out;
@@ -51,6 +56,7 @@ FAULT=${FAULT:-exp-overflow}
 MODEL=${MODEL:-dense}
 SHAPES=${SHAPES:-training forward}
 PYTHON=${PYTHON:-1}
+REPEAT=${REPEAT:-5}
 FAULT_STEP=$((STEPS - 1))
 EARLY_STEP=1
 
@@ -137,19 +143,26 @@ measure() {
 	CODE=$?
 	set -e
 	t1=$EPOCHREALTIME
-	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
 	RSS_MB=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$tf")
 	[[ -n $RSS_MB ]] || die "could not read /usr/bin/time's report for $label"
 }
 
-# trace_run DIR: times nanhunt trace on DIR (exit status 1 = anomaly found).
+# trace_run DIR: times nanhunt trace on DIR (exit status 1 = anomaly found),
+# REPEAT times; sets SECS to the fastest run and RSS_MB to the largest.
 trace_run() {
-	measure trace "$nanhunt" trace "$1" --format json -o /dev/null
-	case $CODE in
-	1) ;;
-	0) echo "compare.sh: warning: nanhunt found no anomaly in $1" >&2 ;;
-	*) die "nanhunt trace failed on $1 (exit status $CODE)" ;;
-	esac
+	local i best="" rss=0
+	for ((i = 0; i < REPEAT; i++)); do
+		measure trace "$nanhunt" trace "$1" --format json -o /dev/null
+		case $CODE in
+		1) ;;
+		0) echo "compare.sh: warning: nanhunt found no anomaly in $1" >&2 ;;
+		*) die "nanhunt trace failed on $1 (exit status $CODE)" ;;
+		esac
+		best=$(awk -v a="$SECS" -v b="$best" 'BEGIN {print (b == "" || a < b) ? a : b}')
+		rss=$(awk -v a="$RSS_MB" -v b="$rss" 'BEGIN {print (a > b) ? a : b}')
+	done
+	SECS=$best RSS_MB=$rss
 }
 
 mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
@@ -167,17 +180,20 @@ ddlist() {
 }
 
 # floor FILES...: times one dd reader per CPU, the files dealt out
-# round-robin; sets SECS.
+# round-robin, REPEAT times; sets SECS to the fastest.
 floor() {
-	local n i t0 t1
+	local n i r t0 t1 best=""
 	n=$(nproc)
-	t0=$EPOCHREALTIME
-	for ((i = 0; i < n; i++)); do
-		ddlist "$i" "$n" "$@" &
+	for ((r = 0; r < REPEAT; r++)); do
+		t0=$EPOCHREALTIME
+		for ((i = 0; i < n; i++)); do
+			ddlist "$i" "$n" "$@" &
+		done
+		wait
+		t1=$EPOCHREALTIME
+		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" 'BEGIN {d = b - a; if (c != "" && c < d) d = c; printf "%.3f", d}')
 	done
-	wait
-	t1=$EPOCHREALTIME
-	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+	SECS=$best
 }
 
 # python_load FILES...: times json.load of each file; sets SECS and RSS_MB.
