@@ -251,7 +251,11 @@ func (b *builder) origin() {
 	o.Stage, o.Phase = p.root.phase.Stage(), p.root.phase.String()
 	s := r.scans[p.main]
 	d := s.det
-	if d == nil {
+	switch {
+	case d != nil:
+	case s.loadDet != nil:
+		d = s.loadDet()
+	default:
 		d = readDetails(s)
 	}
 	b.det = d

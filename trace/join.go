@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unique"
 
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
@@ -44,9 +45,10 @@ type recordSet struct {
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
 	notes    []dump.Note
-	lower    []string // reasons that lower the confidence
-	known    []int    // ranks of the job that no summary holds (a missing node)
-	details  bool     // some summary holds details
+	lower    []string         // reasons that lower the confidence
+	known    []int            // ranks of the job that no summary holds (a missing node)
+	details  bool             // some summary holds details
+	groups   map[string][]int // process groups by key, shared by the scans of every step
 }
 
 // SummaryFiles lists the summaries named by paths: files, and the *.jsonl
@@ -354,7 +356,7 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 			out[d.Rank] = s
 			continue
 		}
-		r, err := rs.read(place)
+		r, hasDetails, err := rs.readSkim(place)
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
 		}
@@ -362,7 +364,10 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
 		}
-		if s.det == nil && !place.detailed {
+		rs.share(s)
+		if hasDetails {
+			s.loadDet = rs.detailsAt(place)
+		} else if !place.detailed {
 			// phase 1: the files are on the node, not here
 			s.det = &details{Warnings: []verdict.Warning{{File: rs.names[place.file], Message: fmt.Sprintf(
 				"made with --until-first: no code line, module chain or tensors of step %d rank %d; summarise the steps \"nanhunt trace --detail-steps\" prints again without it",
@@ -427,6 +432,88 @@ func (rs *recordSet) read(p recPlace) (*record, error) {
 		return nil, fmt.Errorf("read again: %w", err)
 	}
 	return rs.decode(b, rs.roots[p.file])
+}
+
+// share makes a scan decoded from a record hold the names and process
+// groups its step's other ranks hold, once for all (as a dump's scanner
+// does): a thousand ranks' collectives name the same calls and groups.
+func (rs *recordSet) share(s *rankScan) {
+	if rs.groups == nil {
+		rs.groups = map[string][]int{}
+	}
+	group := func(key string, g []int) []int {
+		if g == nil || key == "" {
+			return g
+		}
+		if had, ok := rs.groups[key]; ok && slices.Equal(had, g) {
+			return had
+		}
+		rs.groups[key] = g
+		return g
+	}
+	for i := range s.colls {
+		c := &s.colls[i]
+		c.name, c.api, c.key = unique.Make(c.name).Value(), unique.Make(c.api).Value(), unique.Make(c.key).Value()
+		c.base, c.groupKey = unique.Make(c.base).Value(), unique.Make(c.groupKey).Value()
+		c.group = group(c.groupKey, c.group)
+	}
+	for k, g := range s.groups {
+		s.groups[k] = group(k, g)
+	}
+	for i := range s.events {
+		s.events[i].name = unique.Make(s.events[i].name).Value()
+	}
+}
+
+// readSkim decodes the record at a place without its details, and says
+// whether it has them: a step's records are decoded together, and only the
+// ranks the verdict names need theirs.
+func (rs *recordSet) readSkim(p recPlace) (*record, bool, error) {
+	b := make([]byte, p.size)
+	if _, err := rs.files[p.file].ReadAt(b, p.offset); err != nil {
+		return nil, false, fmt.Errorf("read again: %w", err)
+	}
+	var l struct {
+		Record *struct {
+			record
+			Details presence `json:"details"`
+		} `json:"record"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, false, err
+	}
+	if l.Record == nil {
+		return nil, false, errors.New("not a record")
+	}
+	r := &l.Record.record
+	absPaths(r, rs.roots[p.file])
+	return r, bool(l.Record.Details), nil
+}
+
+// detailsAt reads the details of the record at a place when called. The
+// record was read once already, so a failure now is a change of the
+// summary since: a warning in the details.
+func (rs *recordSet) detailsAt(p recPlace) func() *details {
+	return func() *details {
+		r, err := rs.read(p)
+		if err == nil && r.Details != nil {
+			return r.Details
+		}
+		why := "its details are gone"
+		if err != nil {
+			why = err.Error()
+		}
+		return &details{Warnings: []verdict.Warning{{File: rs.names[p.file], Message: "the summary changed while it was read: " + why}}}
+	}
+}
+
+// presence is a JSON member that is only noted as there (not null), not
+// decoded.
+type presence bool
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = presence(string(b) != "null")
+	return nil
 }
 
 // decode reads one record line.

@@ -111,6 +111,9 @@ type rankScan struct {
 	groups map[string][]int // the process groups of its collectives, by identity
 	sides  sideWarnings     // what could not be read of stack.json and construct.json
 	det    *details         // its details, when it came from a summary
+	// loadDet reads the details of a rank that came from a summary line
+	// again, when the verdict names it: a join does not keep every rank's.
+	loadDet func() *details
 }
 
 // unread reports whether nothing of the rank's dump.json could be read:
