@@ -98,7 +98,7 @@ func IsSummary(p string) bool {
 // short or damaged, and a node whose summary is missing, become warnings
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
-	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}}
+	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{}}
 	listed := map[recordKey]bool{}
 	nodes := map[int]bool{}
 	count := 0
@@ -427,20 +427,26 @@ type recPlace struct {
 
 // read decodes the record at a place.
 func (rs *recordSet) read(p recPlace) (*record, error) {
+	b, err := rs.line(p)
+	if err != nil {
+		return nil, err
+	}
+	return rs.decode(b, rs.roots[p.file])
+}
+
+// line reads the line of the record at a place again.
+func (rs *recordSet) line(p recPlace) ([]byte, error) {
 	b := make([]byte, p.size)
 	if _, err := rs.files[p.file].ReadAt(b, p.offset); err != nil {
 		return nil, fmt.Errorf("read again: %w", err)
 	}
-	return rs.decode(b, rs.roots[p.file])
+	return b, nil
 }
 
 // share makes a scan decoded from a record hold the names and process
 // groups its step's other ranks hold, once for all (as a dump's scanner
 // does): a thousand ranks' collectives name the same calls and groups.
 func (rs *recordSet) share(s *rankScan) {
-	if rs.groups == nil {
-		rs.groups = map[string][]int{}
-	}
 	group := func(key string, g []int) []int {
 		if g == nil || key == "" {
 			return g
@@ -469,9 +475,9 @@ func (rs *recordSet) share(s *rankScan) {
 // whether it has them: a step's records are decoded together, and only the
 // ranks the verdict names need theirs.
 func (rs *recordSet) readSkim(p recPlace) (*record, bool, error) {
-	b := make([]byte, p.size)
-	if _, err := rs.files[p.file].ReadAt(b, p.offset); err != nil {
-		return nil, false, fmt.Errorf("read again: %w", err)
+	b, err := rs.line(p)
+	if err != nil {
+		return nil, false, err
 	}
 	var l struct {
 		Record *struct {
