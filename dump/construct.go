@@ -86,7 +86,19 @@ func ReadAncestors(r io.ReadSeeker, want map[string]bool) (Construct, error) {
 	return c, nil
 }
 
+// ReadParentsWhere is ReadParents that also keeps the parent of every name
+// whose parent also accepts (the last value written for a name decides).
+func ReadParentsWhere(r io.Reader, want map[string]bool, also func(parent string) bool) (Construct, error) {
+	c := Construct{}
+	err := readParentsWhere(r, func(name string) bool { return want[name] }, also, c)
+	return c, err
+}
+
 func readParents(r io.Reader, keep func(string) bool, c Construct) error {
+	return readParentsWhere(r, keep, nil, c)
+}
+
+func readParentsWhere(r io.Reader, keep, also func(string) bool, c Construct) error {
 	lx := sideLexer(r)
 	defer sideLexers.Put(lx)
 	tok, err := lx.Next()
@@ -109,7 +121,8 @@ func readParents(r io.Reader, keep func(string) bool, c Construct) error {
 		if err != nil {
 			return stackErr(lx, err)
 		}
-		if !keep(name) {
+		kept := keep(name)
+		if !kept && also == nil {
 			if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
 					return stackErr(lx, err)
@@ -117,40 +130,50 @@ func readParents(r io.Reader, keep func(string) bool, c Construct) error {
 			}
 			continue
 		}
-		switch tok.Kind {
-		case jsonlex.String:
-			c[name] = nameOf(tok.Bytes)
-		case jsonlex.Null:
-			c[name] = ""
-		case jsonlex.ArrayStart: // [parent, micro_step]
-			parent := ""
-			for i := 0; ; i++ {
-				tok, err := lx.Next()
-				if err != nil {
-					return stackErr(lx, err)
-				}
-				if tok.Kind == jsonlex.ArrayEnd {
-					break
-				}
-				if i == 0 && tok.Kind == jsonlex.String {
-					parent = nameOf(tok.Bytes)
-				} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
-					if err := skipContainer(lx); err != nil {
-						return stackErr(lx, err)
-					}
-				}
-			}
+		parent, call, err := parentValue(lx, tok)
+		if err != nil {
+			return stackErr(lx, err)
+		}
+		switch {
+		case !call:
+		case kept || also(parent):
 			c[name] = parent
-		case jsonlex.ObjectStart:
-			if err := skipContainer(lx); err != nil {
-				return stackErr(lx, err)
-			}
-		case jsonlex.Number:
-			// "megatron_micro_step_number": N is not a call
-		default:
-			c[name] = ""
+		case len(c) > 0:
+			delete(c, name) // an earlier value of the name was accepted
 		}
 	}
+}
+
+// parentValue reads a member's value, whose first token is tok: a parent
+// name, null or [parent, micro_step] (call is set), or something that is
+// no call ("megatron_micro_step_number": N, an object).
+func parentValue(lx *jsonlex.Lexer, tok jsonlex.Token) (parent string, call bool, err error) {
+	switch tok.Kind {
+	case jsonlex.String:
+		return nameOf(tok.Bytes), true, nil
+	case jsonlex.ArrayStart: // [parent, micro_step]
+		for i := 0; ; i++ {
+			tok, err := lx.Next()
+			if err != nil {
+				return "", false, err
+			}
+			if tok.Kind == jsonlex.ArrayEnd {
+				return parent, true, nil
+			}
+			if i == 0 && tok.Kind == jsonlex.String {
+				parent = nameOf(tok.Bytes)
+			} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
+				if err := skipContainer(lx); err != nil {
+					return "", false, err
+				}
+			}
+		}
+	case jsonlex.ObjectStart:
+		return "", false, skipContainer(lx)
+	case jsonlex.Number:
+		return "", false, nil
+	}
+	return "", true, nil // null, or another literal: a call without a parent
 }
 
 // Chain is the line of parents of a call, outermost first, without the

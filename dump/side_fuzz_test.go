@@ -57,7 +57,31 @@ func FuzzStacks(f *testing.F) {
 				t.Fatalf("%s: frames %+v, want %+v", name, got[name], frames)
 			}
 		}
+		// asked for some names and for every stack a rule accepts: the
+		// names the rule accepts the last stack of, and the named ones
+		some, also := someNames(data), func(fr []Frame) bool { return len(fr) > 1 || fr[0].Line%2 == 1 }
+		where, err := ReadStacksWhere(bytes.NewReader(data), some, also)
+		if err != nil {
+			t.Fatalf("ReadStacksWhere fails where ReadStacks reads: %v", err)
+		}
+		wantWhere := map[string][]Frame{}
+		for name, frames := range want {
+			if some[name] || also(frames) {
+				wantWhere[name] = frames
+			}
+		}
+		if !maps.EqualFunc(where, wantWhere, slices.Equal) {
+			t.Fatalf("ReadStacksWhere gives %v, want %v", where, wantWhere)
+		}
 	})
+}
+
+// someNames wants every other string of the document (by length) as a call
+// name.
+func someNames(data []byte) map[string]bool {
+	some := allNames(data)
+	maps.DeleteFunc(some, func(name string, _ bool) bool { return len(name)%2 == 1 })
+	return some
 }
 
 func FuzzConstruct(f *testing.F) {
@@ -82,6 +106,22 @@ func FuzzConstruct(f *testing.F) {
 		want := oracleParents(root)
 		if !maps.Equal(got, want) {
 			t.Fatalf("parents %v, want %v", got, want)
+		}
+		// asked for some names and for every call whose parent a rule
+		// accepts: the named ones, and those whose last parent it accepts
+		some, also := someNames(data), func(parent string) bool { return len(parent)%3 == 1 }
+		where, err := ReadParentsWhere(bytes.NewReader(data), some, also)
+		if err != nil {
+			t.Fatalf("ReadParentsWhere fails where ReadConstruct reads: %v", err)
+		}
+		wantWhere := Construct{}
+		for name, parent := range want {
+			if some[name] || also(parent) {
+				wantWhere[name] = parent
+			}
+		}
+		if !maps.Equal(where, wantWhere) {
+			t.Fatalf("ReadParentsWhere gives %v, want %v", where, wantWhere)
 		}
 		// the streaming chain reader agrees with the whole map
 		for _, name := range sortedKeysOf(want) {

@@ -93,6 +93,20 @@ func ReadStacks(r io.Reader, want map[string]bool) (map[string][]Frame, error) {
 // ReadStackFile is ReadStacks, and also says in which form the file is
 // written.
 func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
+	return readStackFile(r, want, nil)
+}
+
+// ReadStacksWhere is ReadStacks that also keeps the frames of every name
+// whose stack also accepts (the last stack written for a name decides). It
+// asks once per stack: names that share one stack (v2) are decided
+// together. It lets a caller find, say, the optimizer's calls among tens
+// of thousands without naming them all.
+func ReadStacksWhere(r io.Reader, want map[string]bool, also func([]Frame) bool) (map[string][]Frame, error) {
+	sf, err := readStackFile(r, want, also)
+	return sf.Frames, err
+}
+
+func readStackFile(r io.Reader, want map[string]bool, also func([]Frame) bool) (StackFile, error) {
 	lx := sideLexer(r)
 	defer sideLexers.Put(lx)
 	// sized for every wanted name at once: the tail of a forward-only file
@@ -117,31 +131,48 @@ func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 		}
 		key := nameOf(tok.Bytes)
 		names, lines = names[:0], lines[:0]
-		triple, err := readStackValue(lx, want, key, &names, &lines)
+		triple, err := readStackValue(lx, want, also != nil, key, &names, &lines)
 		if err != nil {
 			return sf, stackErr(lx, err)
 		}
 		if triple != nil {
 			sf.Triples++
-			if want[key] {
-				out[key] = []Frame{*triple}
-			}
+			keepFrames(out, names, want, also, func() []Frame { return []Frame{*triple} })
 			continue
 		}
 		if len(lines) == 0 {
 			continue
 		}
-		var frames []Frame
-		for _, n := range names {
-			if want[n] {
-				if frames == nil {
-					frames = make([]Frame, len(lines))
-					for i, l := range lines {
-						frames[i] = ParseFrame(l)
-					}
-				}
-				out[n] = frames
+		keepFrames(out, names, want, also, func() []Frame {
+			frames := make([]Frame, len(lines))
+			for i, l := range lines {
+				frames[i] = ParseFrame(l)
 			}
+			return frames
+		})
+	}
+}
+
+// keepFrames records the frames of the names of one stack that are wanted,
+// or of all of them when also accepts the stack; a name whose earlier stack
+// was accepted and this one is not loses it. The frames are read once, and
+// only when they are kept or also asks.
+func keepFrames(out map[string][]Frame, names []string, want map[string]bool, also func([]Frame) bool, read func() []Frame) {
+	var frames []Frame
+	accepted := false
+	if also != nil {
+		frames = read()
+		accepted = also(frames)
+	}
+	for _, n := range names {
+		switch {
+		case accepted || want[n]:
+			if frames == nil {
+				frames = read()
+			}
+			out[n] = frames
+		case also != nil && len(out) > 0:
+			delete(out, n)
 		}
 	}
 }
@@ -149,8 +180,9 @@ func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 // readStackValue reads one member's value: v1 a list of lines (the key is
 // the name), v2 a pair [names, lines], or the skill's [function, file,
 // line], which comes back as triple (its function and file set only when
-// the name is wanted). Lines are kept only when a name is wanted.
-func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, lines *[]string) (triple *Frame, err error) {
+// the name is wanted). Lines are kept only when a name is wanted, or all is
+// set.
+func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, key string, names, lines *[]string) (triple *Frame, err error) {
 	tok, err := lx.Next()
 	if err != nil {
 		return nil, err
@@ -170,7 +202,7 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, 
 		return nil, nil
 	case jsonlex.String: // v1, or [function, file, line]
 		*names = append(*names, key)
-		return readLineList(lx, tok, want[key], lines)
+		return readLineList(lx, tok, all || want[key], lines)
 	case jsonlex.ArrayStart: // v2: [names], [lines]
 		wanted := false
 		for {
@@ -201,7 +233,7 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, key string, names, 
 				return nil, err
 			}
 			if first.Kind != jsonlex.ArrayEnd {
-				if err := readStrings(lx, first, wanted, lines); err != nil {
+				if err := readStrings(lx, first, all || wanted, lines); err != nil {
 					return nil, err
 				}
 			}

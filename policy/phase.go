@@ -49,10 +49,10 @@ func (p Phase) Stage() string {
 // module call ("Module.x.Linear.backward.0") in the backward. ok is false
 // when the parent says nothing.
 func ParentPhase(parent string) (Phase, bool) {
-	switch parent {
-	case "optimizer", "clip_grad":
+	switch {
+	case OptimizerParent(parent):
 		return Optimizer, true
-	case "":
+	case parent == "":
 		return PhaseUnknown, false
 	}
 	if n := dump.ParseName(parent); n.Module && n.Dir == dump.Backward {
@@ -60,6 +60,14 @@ func ParentPhase(parent string) (Phase, bool) {
 	}
 	return PhaseUnknown, false
 }
+
+// OptimizerParent reports whether a construct.json parent places its call
+// in the optimizer (see ParentPhase).
+func OptimizerParent(parent string) bool { return parent == "optimizer" || parent == "clip_grad" }
+
+// OptimizerStack reports whether a call's stack places it in the
+// optimizer (see Frames).
+func OptimizerStack(frames []dump.Frame) bool { return ReadFrames(frames).Optimizer }
 
 // Frames is what a call's own stack (stack.json, innermost frame first)
 // says of its phase.

@@ -70,15 +70,19 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 			needTail = true
 		}
 	}
-	if needTail {
+	// a long tail (a forward-only file's is every call) is not named: the
+	// side files are asked for the calls they place in the optimizer
+	byName := needTail && len(s.tail) <= tailByName
+	if byName {
 		for _, t := range s.tail {
 			need[t.name] = true
 		}
 	}
-	if len(need) == 0 {
+	optimizer := needTail && !byName
+	if len(need) == 0 && !optimizer {
 		return
 	}
-	tags := sc.readTags(s, need)
+	tags := sc.readTags(s, need, optimizer)
 	optStart := -1
 	if needTail {
 		for _, t := range s.tail {
@@ -152,13 +156,24 @@ func (t *sideTags) optimizer(name string) bool {
 	return t.frames[name].Optimizer
 }
 
-// readTags reads the parents and stacks of the wanted calls, streaming.
-func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
+// tailByName is the longest tail whose calls phases names to the side
+// files; a longer one is found by asking for the optimizer's calls, which
+// gives the same phases (TestTailByNameOrByOptimizer) without a map of
+// every call.
+var tailByName = 1024
+
+// readTags reads the parents and stacks of the wanted calls, streaming,
+// and, when optimizer is set, of every call they place in the optimizer.
+func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *sideTags {
 	t := &sideTags{parents: map[string]string{}}
 	rd := s.dir
 	if rd.Construct != "" {
 		if f, err := safeio.Open(rd.Construct); err == nil {
-			t.parents, err = dump.ReadParents(f, want)
+			if optimizer {
+				t.parents, err = dump.ReadParentsWhere(f, want, policy.OptimizerParent)
+			} else {
+				t.parents, err = dump.ReadParents(f, want)
+			}
 			f.Close()
 			s.sides.construct = err
 		} else {
@@ -167,7 +182,12 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool) *sideTags {
 	}
 	if rd.Stack != "" {
 		if f, err := safeio.Open(rd.Stack); err == nil {
-			stacks, err := dump.ReadStacks(f, want)
+			var stacks map[string][]dump.Frame
+			if optimizer {
+				stacks, err = dump.ReadStacksWhere(f, want, policy.OptimizerStack)
+			} else {
+				stacks, err = dump.ReadStacks(f, want)
+			}
 			f.Close()
 			s.sides.stack = err
 			t.frames = make(map[string]policy.Frames, len(stacks))
