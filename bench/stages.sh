@@ -20,7 +20,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr -s ' ' | tr 
 out=${1:-bench/results/stages-$cpu.txt}
 mkdir -p "$(dirname "$out")"
 {
-	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry' -count 6 -cpu 1
+	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle' -count 6 -cpu 1
 	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue|Classify' -count 6 -cpu 1
 	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"

@@ -83,6 +83,43 @@ func BenchmarkPrefilter(b *testing.B) {
 // BenchmarkLastEntry looks for a backward entry in a forward-only
 // document of 8 MB, which it reads whole, from the end.
 func BenchmarkLastEntry(b *testing.B) {
+	data := forwardOnlyDoc()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		off, err := LastEntry(bytes.NewReader(data), int64(len(data)), 1, func(name []byte) bool { return MayBeBackward(name) && ParseName(string(name)).IsBackward() })
+		if err != nil || off != -1 {
+			b.Fatal(off, err)
+		}
+	}
+}
+
+// BenchmarkBackwardNeedle is the byte search's look for a backward name in
+// the same document, which holds none: what saves LastEntry its read.
+func BenchmarkBackwardNeedle(b *testing.B) {
+	data := forwardOnlyDoc()
+	for _, vector := range []bool{true, false} {
+		name := "search=vector"
+		if !vector {
+			name = "search=scalar"
+		}
+		b.Run(name, func(b *testing.B) {
+			if vector && !haveNeedleMasks {
+				b.Skip("no vector needle search on this CPU")
+			}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if hasBackwardNeedle(data, vector) {
+					b.Fatal("a needle in a forward-only document")
+				}
+			}
+		})
+	}
+}
+
+// forwardOnlyDoc is a forward-only document of 8 MB with a -inf in every
+// call.
+func forwardOnlyDoc() []byte {
 	entry := `
   "Functional.linear.%d.forward": {
    "input_args": [
@@ -107,13 +144,5 @@ func BenchmarkLastEntry(b *testing.B) {
 		fmt.Fprintf(&doc, entry, i)
 	}
 	doc.WriteString("\n }\n}\n")
-	data := doc.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		off, err := LastEntry(bytes.NewReader(data), int64(len(data)), 1, func(name []byte) bool { return MayBeBackward(name) && ParseName(string(name)).IsBackward() })
-		if err != nil || off != -1 {
-			b.Fatal(off, err)
-		}
-	}
+	return doc.Bytes()
 }

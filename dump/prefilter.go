@@ -48,6 +48,12 @@ type Hits struct {
 	// tensors carry no statistics (summary_mode xor) says nothing about
 	// NaN, and must be parsed to say so.
 	Tensors, Stats int
+	// NoBackward: every byte was searched and none of the byte sequences
+	// every backward name holds (see MayBeBackward) occurs, so the file
+	// has no backward entry and LastEntry would return -1 after reading it
+	// whole. False says nothing: the search stops at the first such
+	// sequence, and once a hit that is no -inf in a forward call is seen.
+	NoBackward bool
 }
 
 // Span is a part of a document, from From to To (both included).
@@ -108,6 +114,7 @@ type Prefilter struct {
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
 
+	needle bool     // a backward needle was seen, or need not be looked for
 	vector bool     // use the vector search where the CPU has it
 	masks  []uint32 // its output, one mask per 32 bytes
 
@@ -189,6 +196,7 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.hits.Tensors, p.hits.Stats = 0, 0
 	p.hits.FirstSevere = -1
 	p.hits.Located, p.hits.Forward, p.hits.LastEntry, p.hits.Indent = false, true, -1, 0
+	p.hits.NoBackward, p.needle = false, false
 	clear(p.hits.ForwardOps)
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
@@ -215,6 +223,8 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 			p.stats(b, p.carry)
 			p.window(b, p.carry, final)
 			p.markLastEntry(b, len(b)-contextLen, final)
+			// the carry holds any needle cut by the window's start
+			p.needle = p.needle || p.hits.FirstSevere >= 0 || !p.hits.Forward || hasBackwardNeedle(b, p.vector)
 			p.base += int64(n)
 			keep := min(carryLen, len(b))
 			copy(p.buf, b[len(b)-keep:])
@@ -223,6 +233,7 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 		if final {
 			p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
 			p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
+			p.hits.NoBackward = !p.needle
 			return &p.hits, nil
 		}
 		if err != nil {

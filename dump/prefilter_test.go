@@ -53,6 +53,20 @@ func checkPrefilter(t *testing.T, data []byte, window int) *Hits {
 	if errors.As(r.Err(), &fe) && fe.Truncated() && h.Clear() {
 		t.Fatalf("a truncated file was cleared: %v", r.Err())
 	}
+	// NoBackward: exactly when a whole search met no backward needle and
+	// had no reason to stop looking; then LastEntry finds nothing
+	t0 := bytes.TrimLeft(data, " \t\r\n")
+	searched := bytes.IndexByte(data, 0) < 0 && (len(t0) == 0 || t0[0] == '{')
+	if want := searched && !hasNeedleScalar(data) && h.FirstSevere < 0 && h.Forward; h.NoBackward != want {
+		t.Fatalf("NoBackward %v, want %v", h.NoBackward, want)
+	}
+	if h.NoBackward {
+		for indent := 1; indent <= 4; indent++ {
+			if last, err := LastEntry(bytes.NewReader(data), int64(len(data)), indent, isBackwardTest); err != nil || last != -1 {
+				t.Fatalf("NoBackward, but LastEntry at indent %d finds %d (%v)", indent, last, err)
+			}
+		}
+	}
 	return h
 }
 

@@ -512,6 +512,9 @@ func (sc *scanner) onlyMasks(f *os.File, size int64, h *dump.Hits) bool {
 	if !policy.MasksOnly(h) {
 		return false
 	}
+	if h.NoBackward {
+		return policy.ClearsFile(h, -1) // what LastEntry would find, reading the file whole again
+	}
 	lastBwd, err := dump.LastEntry(f, size, h.Indent, policy.IsBackwardNameBytes)
 	return err == nil && policy.ClearsFile(h, lastBwd)
 }
