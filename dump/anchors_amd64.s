@@ -61,19 +61,23 @@ DATA anchorConsts<>+432(SB)/8, $0x3a3a3a3a3a3a3a3a
 DATA anchorConsts<>+440(SB)/8, $0x3a3a3a3a3a3a3a3a
 GLOBL anchorConsts<>(SB), RODATA|NOPTR, $448
 
-// func anchorMasksAVX2(b *byte, blocks int, masks *uint32)
+// func anchorMasksAVX2(b *byte, blocks int, out *uint64) int
 //
-// For each 32-byte block j at b[32j:32j+32], masks[j] has bit t set when
-// the byte at b[32j+t] is an anchor that plausible accepts: N before a or
-// ", I before n, a backslash, e or E after a digit and not before '-' (a
-// negative exponent never overflows), n f F y Y before " that is not
-// before ':' (a member name, such as "Min", is never a value) unless it
-// ends "nan" (the is_nan key of nan_check dumps).
+// For each 32-byte block j at b[32j:32j+32] whose mask is not zero, it
+// appends j<<32 | mask to out and returns how many it appended; the mask
+// has bit t set when the byte at b[32j+t] is an anchor that plausible
+// accepts: N before a or ", I before n, a backslash, e or E after a digit
+// and not before '-' (a negative exponent never overflows), n f F y Y
+// before " that is not before ':' (a member name, such as "Min", is never
+// a value) unless it ends "nan" (the is_nan key of nan_check dumps). Blocks
+// without an anchor, nearly all of them, cost the caller nothing.
 // It reads b[-2] to b[32*blocks+1] inclusive.
-TEXT ·anchorMasksAVX2(SB), NOSPLIT, $0-24
+TEXT ·anchorMasksAVX2(SB), NOSPLIT, $0-32
 	MOVQ b+0(FP), SI
 	MOVQ blocks+8(FP), CX
-	MOVQ masks+16(FP), DI
+	MOVQ out+16(FP), DI
+	MOVQ DI, R8
+	XORQ DX, DX
 	TESTQ CX, CX
 	JZ   done
 
@@ -117,12 +121,21 @@ loop:
 	VPAND    Y3, Y4, Y4
 	VPOR     Y4, Y5, Y5
 	VPMOVMSKB Y5, AX
+	TESTL    AX, AX
+	JZ       next
 	MOVL     AX, (DI)
+	MOVL     DX, 4(DI)
+	ADDQ     $8, DI
+
+next:
 	ADDQ     $32, SI
-	ADDQ     $4, DI
-	DECQ     CX
-	JNZ      loop
+	INCQ     DX
+	CMPQ     DX, CX
+	JB       loop
 	VZEROUPPER
 
 done:
+	SUBQ R8, DI
+	SHRQ $3, DI
+	MOVQ DI, ret+24(FP)
 	RET
