@@ -25,6 +25,12 @@ type ReaderOptions struct {
 	// and brackets are followed, so a syntax error inside it goes unseen),
 	// and the Entry has only its name, index and byte range (Skipped is set).
 	Select func(name string, offset int64) bool
+	// Indent, when set, says the document is json.dump(indent=Indent)
+	// output, as the byte search saw it (Hits.Indent, when Located): an
+	// entry Select skips is then passed over to its closing line ("\n",
+	// two indentations, "}") without its bytes being looked at, which is
+	// several times faster than following its strings and brackets.
+	Indent int
 }
 
 // maxDepth bounds nesting: msprobe writes at most about ten levels, and a
@@ -82,20 +88,34 @@ type Reader struct {
 	shape      []int
 	groupRanks []int
 	merged     map[mergeKey]int // summaries of values past MaxKept
+	closeLine  []byte           // the line that closes an entry, when ReaderOptions.Indent is set
 }
 
 // NewReader starts reading a dump.json from r.
 func NewReader(r io.Reader, opt ReaderOptions) *Reader {
-	return &Reader{
-		lx:  jsonlex.New(r, jsonlex.Options{WindowSize: opt.WindowSize, MaxDepth: maxDepth, MaxStringLen: maxString, CutLongStrings: true}),
-		opt: opt,
+	rd := &Reader{
+		lx: jsonlex.New(r, jsonlex.Options{WindowSize: opt.WindowSize, MaxDepth: maxDepth, MaxStringLen: maxString, CutLongStrings: true}),
+	}
+	rd.setOptions(opt)
+	return rd
+}
+
+func (r *Reader) setOptions(opt ReaderOptions) {
+	r.opt = opt
+	r.closeLine = r.closeLine[:0]
+	if opt.Indent > 0 && opt.Indent <= 64 {
+		r.closeLine = append(r.closeLine, '\n')
+		for range 2 * opt.Indent {
+			r.closeLine = append(r.closeLine, ' ')
+		}
+		r.closeLine = append(r.closeLine, '}')
 	}
 }
 
 // Reuse makes the Reader read a new dump.json from src with new options,
 // keeping its buffers (the window keeps the size it was made with).
 func (r *Reader) Reuse(src io.Reader, opt ReaderOptions) {
-	r.opt = opt
+	r.setOptions(opt)
 	r.paramGrads, r.path = false, r.path[:0]
 	clear(r.merged)
 	r.Reset(src)
@@ -165,7 +185,13 @@ func (r *Reader) Next() bool {
 	r.index++
 	if r.opt.Select != nil && !r.opt.Select(e.Name, e.Offset) {
 		e.Skipped = true
-		if err := r.lx.SkipValueFast(); err != nil {
+		var err error
+		if len(r.closeLine) > 0 {
+			err = r.lx.SkipObjectLines(r.closeLine)
+		} else {
+			err = r.lx.SkipValueFast()
+		}
+		if err != nil {
 			r.fail(err, e.Name)
 			return false
 		}

@@ -243,6 +243,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	if hits != nil {
 		w = &walk{hits: hits}
 		opt.Select = w.choose
+		if hits.Located {
+			opt.Indent = hits.Indent // the skipped calls are passed over by their closing lines
+		}
 	}
 	var deferred []span
 	rd2 := sc.reader(src, opt)
