@@ -18,10 +18,10 @@
 #             files without parsing them (the masks lie before the last
 #             backward call);
 #   forward   msprobe data_mode ["forward"] (synth --data-mode forward): no
-#             backward call, so before a file with masks is cleared the
-#             search for its last backward entry reads it whole, and the
-#             fault step's files are walked with every entry in the tail
-#             placed by stack.json.
+#             backward call, so no mask is cleared by its position (a file
+#             with masks is cleared because the byte search met no backward
+#             name in it), and the fault step's files are walked with every
+#             entry in the tail, whose optimizer calls stack.json places.
 #
 # For each shape it
 #   1. writes the run (RANKS ranks, steps 0..STEPS-1, dump.json files of

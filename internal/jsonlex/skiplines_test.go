@@ -109,3 +109,29 @@ func TestSkipObjectLinesLikeSkipValueFast(t *testing.T) {
 		t.Fatalf("%d member objects closed on their own line, %d members skipped: nothing was compared", lines, members)
 	}
 }
+
+// FuzzSkipObjectLines: any JSON object, laid out by an indenting encoder as
+// the value of members of "data", read through windows of any size,
+// skipped by its closing lines ends where the structural skip ends.
+func FuzzSkipObjectLines(f *testing.F) {
+	f.Add([]byte(`{"input_args": [{"type": "torch.Tensor", "Max": 1.5}], "output": []}`), uint8(1), uint8(0))
+	f.Add([]byte(`{"a": {}, "b": [[], {}], "c": "}\n  }"}`), uint8(4), uint8(7))
+	f.Fuzz(func(t *testing.T, value []byte, indent, window uint8) {
+		if !json.Valid(value) || len(bytes.TrimSpace(value)) == 0 || bytes.TrimSpace(value)[0] != '{' {
+			return
+		}
+		in := 1 + int(indent%4)
+		doc := `{"task": "statistics", "data": {"a": ` + string(value) + `, "b": ` + string(value) + `}}`
+		var out bytes.Buffer
+		if json.Indent(&out, []byte(doc), "", strings.Repeat(" ", in)) != nil {
+			return
+		}
+		close := []byte("\n" + strings.Repeat(" ", 2*in) + "}")
+		opt := Options{WindowSize: 16 + int(window)}
+		want := skipped(iotest.HalfReader(bytes.NewReader(out.Bytes())), opt, (*Lexer).SkipValueFast)
+		got := skipped(iotest.HalfReader(bytes.NewReader(out.Bytes())), opt, func(l *Lexer) error { return l.SkipObjectLines(close) })
+		if got != want {
+			t.Fatalf("by lines:\n%s\nstructurally:\n%s\ndocument:\n%s", got, want, out.Bytes())
+		}
+	})
+}
