@@ -87,7 +87,8 @@ func ReadAncestors(r io.ReadSeeker, want map[string]bool) (Construct, error) {
 }
 
 // ReadParentsWhere is ReadParents that also keeps the parent of every name
-// whose parent also accepts (the last value written for a name decides).
+// whose parent also accepts (the last value written for a name decides);
+// with also nil it is ReadParents of the wanted names.
 func ReadParentsWhere(r io.Reader, want map[string]bool, also func(parent string) bool) (Construct, error) {
 	c := Construct{}
 	err := readParentsWhere(r, func(name string) bool { return want[name] }, also, c)

@@ -41,7 +41,7 @@ func LastEntry(ra io.ReaderAt, size int64, indent int, isBackward func(name []by
 }
 
 func lastEntry(ra io.ReaderAt, size int64, indent int, isBackward func(name []byte) bool, win, over int) (int64, error) {
-	line := append(append([]byte{'\n'}, bytes.Repeat([]byte{' '}, 2*indent)...), '"')
+	line := entryLevelLine(nil, indent, '"')
 	lb := lastEntryBufs.Get().(*lastEntryBuf)
 	defer lastEntryBufs.Put(lb)
 	if len(lb.data) < win+over {
@@ -69,6 +69,17 @@ func lastEntry(ra io.ReaderAt, size int64, indent int, isBackward func(name []by
 		end = start
 	}
 	return -1, nil
+}
+
+// entryLevelLine appends to b the start of a line at the entries' depth of
+// a json.dump(indent) document, "\n" and two indentations, then last: '"'
+// for an entry's name line, '}' for its closing line.
+func entryLevelLine(b []byte, indent int, last byte) []byte {
+	b = append(b, '\n')
+	for range 2 * indent {
+		b = append(b, ' ')
+	}
+	return append(b, last)
 }
 
 // needleLines appends to lines the starts ('\n') of the lines of b that

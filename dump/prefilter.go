@@ -398,8 +398,7 @@ func (p *Prefilter) detectIndent(b []byte) {
 		return
 	}
 	p.hits.Indent = n
-	p.entryLine = append(append(p.entryLine[:0], '\n'), bytes.Repeat([]byte{' '}, 2*n)...)
-	p.entryLine = append(p.entryLine, '"')
+	p.entryLine = entryLevelLine(p.entryLine[:0], n, '"')
 }
 
 // entryBefore finds the entry whose line starts last before b[k]: in the

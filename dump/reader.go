@@ -104,11 +104,7 @@ func (r *Reader) setOptions(opt ReaderOptions) {
 	r.opt = opt
 	r.closeLine = r.closeLine[:0]
 	if opt.Indent > 0 && opt.Indent <= 64 {
-		r.closeLine = append(r.closeLine, '\n')
-		for range 2 * opt.Indent {
-			r.closeLine = append(r.closeLine, ' ')
-		}
-		r.closeLine = append(r.closeLine, '}')
+		r.closeLine = entryLevelLine(r.closeLine, opt.Indent, '}')
 	}
 }
 

@@ -97,7 +97,8 @@ func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 }
 
 // ReadStacksWhere is ReadStacks that also keeps the frames of every name
-// whose stack also accepts (the last stack written for a name decides). It
+// whose stack also accepts (the last stack written for a name decides;
+// with also nil it is ReadStacks). It
 // asks once per stack: names that share one stack (v2) are decided
 // together. It lets a caller find, say, the optimizer's calls among tens
 // of thousands without naming them all.

@@ -160,20 +160,21 @@ func (t *sideTags) optimizer(name string) bool {
 // files; a longer one is found by asking for the optimizer's calls, which
 // gives the same phases (TestTailByNameOrByOptimizer) without a map of
 // every call.
-var tailByName = 1024
+const tailByName = 1024
 
 // readTags reads the parents and stacks of the wanted calls, streaming,
 // and, when optimizer is set, of every call they place in the optimizer.
 func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *sideTags {
 	t := &sideTags{parents: map[string]string{}}
+	var parentRule func(string) bool // nil: the wanted calls only
+	var stackRule func([]dump.Frame) bool
+	if optimizer {
+		parentRule, stackRule = policy.OptimizerParent, policy.OptimizerStack
+	}
 	rd := s.dir
 	if rd.Construct != "" {
 		if f, err := safeio.Open(rd.Construct); err == nil {
-			if optimizer {
-				t.parents, err = dump.ReadParentsWhere(f, want, policy.OptimizerParent)
-			} else {
-				t.parents, err = dump.ReadParents(f, want)
-			}
+			t.parents, err = dump.ReadParentsWhere(f, want, parentRule)
 			f.Close()
 			s.sides.construct = err
 		} else {
@@ -182,12 +183,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *
 	}
 	if rd.Stack != "" {
 		if f, err := safeio.Open(rd.Stack); err == nil {
-			var stacks map[string][]dump.Frame
-			if optimizer {
-				stacks, err = dump.ReadStacksWhere(f, want, policy.OptimizerStack)
-			} else {
-				stacks, err = dump.ReadStacks(f, want)
-			}
+			stacks, err := dump.ReadStacksWhere(f, want, stackRule)
 			f.Close()
 			s.sides.stack = err
 			t.frames = make(map[string]policy.Frames, len(stacks))
