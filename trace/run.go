@@ -94,6 +94,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		}
 		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs}
 		res, err := a.mode(mode, md)
+		a.ahead.stop()
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +130,7 @@ type analysis struct {
 	recs   *recordSet // joined summaries to read instead of the files
 
 	scanners sync.Pool // of *scanner: their buffers serve every step
+	ahead    readAhead
 }
 
 // scanner returns a worker's scanner, reused from an earlier step.
@@ -204,9 +206,13 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		if checking && !whole {
 			how = scanUntilSevere
 		}
+		var next []dump.RankDir // read next whatever this step holds, unless it ends the run
+		if !checking && i+1 < len(m.steps) {
+			next = byStep[m.steps[i+1]]
+		}
 		a.prog.startStep(m.steps[i])
 		defer a.prog.stepDone()
-		scans, err := a.scanStep(byStep[m.steps[i]], how)
+		scans, err := a.scanStep(byStep[m.steps[i]], how, next)
 		if err != nil {
 			return nil, err
 		}
@@ -289,29 +295,33 @@ func (r *stepResult) wantsNext() bool {
 
 // scanStep reads every rank of one step, jobs files at a time, each worker
 // reusing its buffers. With scanUntilSevere, the first rank that meets an
-// anomaly stops the others.
-func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
+// anomaly stops the others. With scanAll, the workers the step leaves idle
+// start on next, the step the caller reads after it (readahead.go).
+func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.RankDir) (map[int]*rankScan, error) {
 	if a.recs != nil {
 		return a.recs.scans(dirs)
 	}
 	out := make([]*rankScan, len(dirs))
+	early := a.ahead.take(dirs, mode) // started by the step before
+	var todo []int
+	for i := range dirs {
+		if early[i] == nil {
+			todo = append(todo, i)
+		}
+	}
+	if mode == scanAll && len(dirs) < a.jobs {
+		a.ahead.start(a, next[:min(a.jobs-len(dirs), len(next))])
+	}
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	work := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < min(a.jobs, len(dirs)); w++ {
+	for w := 0; w < min(a.jobs, len(todo)); w++ {
 		g.Go(func() error {
 			sc := a.scanner()
 			defer a.scanners.Put(sc)
 			for i := range work {
-				s := sc.scanRank(gctx, dirs[i], mode)
-				if s.fileChanged() {
-					// rewritten while it was read: read it again, once
-					if again := sc.scanRank(gctx, dirs[i], mode); !again.fileChanged() {
-						s = again
-					}
-				}
-				sc.finish(s, mode)
+				s := sc.scanFile(gctx, dirs[i], mode)
 				a.prog.fileDone()
 				out[i] = s
 				if s.stopped {
@@ -323,7 +333,7 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankSc
 	}
 	g.Go(func() error {
 		defer close(work)
-		for i := range dirs {
+		for _, i := range todo {
 			select {
 			case work <- i:
 			case <-gctx.Done():
@@ -335,6 +345,13 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankSc
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	for i, e := range early {
+		if e != nil {
+			<-e.done
+			a.prog.fileDone()
+			out[i] = e.s
+		}
+	}
 	if err := ctxErrOf(ctx, out, mode); err != nil {
 		return nil, err
 	}
@@ -345,6 +362,19 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode) (map[int]*rankSc
 		}
 	}
 	return scans, nil
+}
+
+// scanFile reads one rank's dump.json and finishes its scan; a file
+// rewritten while it was read is read again, once.
+func (sc *scanner) scanFile(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
+	s := sc.scanRank(ctx, rd, mode)
+	if s.fileChanged() {
+		if again := sc.scanRank(ctx, rd, mode); !again.fileChanged() {
+			s = again
+		}
+	}
+	sc.finish(s, mode)
+	return s
 }
 
 // ctxErrOf tells a cancellation by the caller from the stop of an

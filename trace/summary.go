@@ -173,6 +173,7 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	a := &analysis{ctx: ctx, pol: pol, jobs: jobs}
+	defer a.ahead.stop()
 	end := summaryEnd{}
 	steps := map[int]bool{}
 	for _, mode := range layout.Modes() {
@@ -189,7 +190,7 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 		}
 		sort.Ints(order)
 		prevAnomalous := false
-		for _, step := range order {
+		for k, step := range order {
 			if len(opt.Steps) == 0 {
 				if after, who, ok := lastingMark(opt.Shared, run, mode); ok && step > after {
 					a := after
@@ -197,7 +198,11 @@ func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummarySta
 					break
 				}
 			}
-			scans, err := a.scanStep(byStep[step], scanAll)
+			var next []dump.RankDir
+			if k+1 < len(order) {
+				next = byStep[order[k+1]]
+			}
+			scans, err := a.scanStep(byStep[step], scanAll, next)
 			if err != nil {
 				return st, err
 			}

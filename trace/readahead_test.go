@@ -1,0 +1,92 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/synth"
+)
+
+// verdictJSON traces as opt says and returns the verdict as
+// JSON, and how many scans were taken from those read ahead.
+func verdictJSON(t *testing.T, opt Options) (string, int64) {
+	t.Helper()
+	before := aheadTaken.Load()
+	v, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), aheadTaken.Load() - before
+}
+
+// Workers a step leaves idle read the next step's files, and the verdict
+// is the one of a single worker: on the real msprobe runs (4 ranks: 16
+// workers read two steps at once), and on generated runs of one rank, of
+// a recovered anomaly (the checking read takes the scans read ahead) and
+// of a fault in the last step.
+func TestReadAheadKeepsTheVerdict(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(fixtures(t), "msprobe-generated", "*", "mix"))
+	if len(dirs) == 0 {
+		t.Fatal("no msprobe-generated run")
+	}
+	specs := []synth.Spec{{Name: "one-rank", Ranks: 1, Steps: []int{0, 1, 2, 3}, Model: synth.Dense,
+		Fault: &synth.Fault{Kind: synth.LogNegative, Step: 2, Ranks: []int{0}}, Seed: 1}}
+	for _, s := range synth.Scenarios() {
+		if s.Name == "loss-scale-recovered" || s.Name == "tp-clip-sgd" {
+			specs = append(specs, s.Spec)
+		}
+	}
+	if len(specs) != 3 {
+		t.Fatalf("scenarios missing: %d specs", len(specs))
+	}
+	oneRank := len(dirs) // the first of specs
+	for _, spec := range specs {
+		dir := filepath.Join(t.TempDir(), "dump")
+		if _, err := synth.Generate(spec, dir); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	for i, dir := range dirs {
+		// --strict on the one-rank run: the step after the fault is read
+		// ahead in vain, and cancelled
+		strict := i == oneRank
+		want, taken := verdictJSON(t, Options{Path: dir, Jobs: 1, Strict: strict})
+		if taken != 0 {
+			t.Errorf("%s: one worker took %d scans read ahead", dir, taken)
+		}
+		before := runtime.NumGoroutine()
+		got, taken := verdictJSON(t, Options{Path: dir, Jobs: 16, Strict: strict})
+		if taken == 0 {
+			t.Errorf("%s: 16 workers read nothing ahead", dir)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("%s: %d goroutines run on after the trace", dir, n-before)
+		}
+		if got != want {
+			t.Errorf("%s: the verdict with 16 workers differs from one worker's\n got %s\nwant %s", dir, got, want)
+		}
+	}
+}
+
+// A node's summary is the same whether its idle workers read ahead.
+func TestReadAheadKeepsTheSummary(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "mix")
+	var out [2]bytes.Buffer
+	for i, jobs := range []int{1, 16} {
+		if _, err := Summarize(context.Background(), SummaryOptions{Path: dir, Jobs: jobs, Run: "r"}, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out[0].String() != out[1].String() {
+		t.Errorf("summaries differ:\n%s\n%s", out[0].String(), out[1].String())
+	}
+}
