@@ -11,14 +11,10 @@ import (
 
 // collEvent is one rank's view of one collective call.
 type collEvent struct {
-	index    int
-	name     string
-	api      string
-	key      string // pairing key: base + "#" + k
-	base     string // the pairing key without the occurrence
-	group    []int  // recorded group ranks; nil when unknown
-	groupKey string // the group's identity, when recorded
-	named    bool   // paired by entry name (no group recorded)
+	*collWhere
+	index int
+	name  string
+	named bool // paired by entry name (no group recorded)
 
 	send, dest nonfinite.Class // what the rank sent, what it received
 	ignored    nonfinite.Class // non-finite values in receive buffers, ignored
@@ -26,11 +22,22 @@ type collEvent struct {
 	p2p        int
 }
 
+// collWhere is what makes a call one instance across the ranks that take
+// part, the same on each of them: a step's ranks share one (collShare),
+// so that thousands of ranks' collectives take little room.
+type collWhere struct {
+	api      string
+	key      string // pairing key: base + "#" + k
+	base     string // the pairing key without the occurrence
+	group    []int  // recorded group ranks; nil when unknown
+	groupKey string // the group's identity, when recorded
+}
+
 // readCollective reads a collective entry. seen counts earlier calls per
 // pairing base on this rank.
 func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) collEvent {
 	api := n.CollectiveAPI()
-	ev := collEvent{index: e.Index, name: e.Name, api: api, peer: -1}
+	ev := collEvent{collWhere: &collWhere{api: api}, index: e.Index, name: e.Name, peer: -1}
 	spec := policy.Collective(api)
 
 	groupKey := ""

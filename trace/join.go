@@ -339,8 +339,12 @@ func absPaths(r *record, root string) {
 }
 
 // scans are the rank scans of one step's folders, from their records.
-func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
+// With scanUntilSevere it stops at the first that holds an anomaly, as a
+// read of the files stops: that the step holds one is all such a read is
+// for, and a step of thousands of ranks is not held twice.
+func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
 	out := map[int]*rankScan{}
+	var colls collShare
 	for _, d := range dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
 		place, ok := rs.recs[k]
@@ -364,7 +368,7 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
 		}
-		rs.share(s)
+		rs.share(s, &colls)
 		if hasDetails {
 			s.loadDet = rs.detailsAt(place)
 		} else if !place.detailed {
@@ -374,6 +378,9 @@ func (rs *recordSet) scans(dirs []dump.RankDir) (map[int]*rankScan, error) {
 				d.Step, d.Rank)}}}
 		}
 		out[d.Rank] = s
+		if mode == scanUntilSevere && s.local != nil && s.local.first != nil {
+			break // the step holds an anomaly: all that reading it was for
+		}
 	}
 	return out, nil
 }
@@ -446,7 +453,7 @@ func (rs *recordSet) line(p recPlace) ([]byte, error) {
 // share makes a scan decoded from a record hold the names and process
 // groups its step's other ranks hold, once for all (as a dump's scanner
 // does): a thousand ranks' collectives name the same calls and groups.
-func (rs *recordSet) share(s *rankScan) {
+func (rs *recordSet) share(s *rankScan, colls *collShare) {
 	group := func(key string, g []int) []int {
 		if g == nil || key == "" {
 			return g
@@ -458,11 +465,10 @@ func (rs *recordSet) share(s *rankScan) {
 		return g
 	}
 	for i := range s.colls {
-		c := &s.colls[i]
-		c.name, c.api, c.key = unique.Make(c.name).Value(), unique.Make(c.api).Value(), unique.Make(c.key).Value()
-		c.base, c.groupKey = unique.Make(c.base).Value(), unique.Make(c.groupKey).Value()
+		c := &s.colls[i] // its collWhere is its own until colls.share
 		c.group = group(c.groupKey, c.group)
 	}
+	colls.share(s)
 	for k, g := range s.groups {
 		s.groups[k] = group(k, g)
 	}

@@ -40,7 +40,7 @@ func joinScans(t *testing.T, dir string) (lazy, shared int) {
 	defer rs.close()
 	_, byStep := groupBy(rs.dirs, func(d *dump.RankDir) int { return d.Step })
 	for step, dirs := range byStep {
-		scans, err := rs.scans(dirs)
+		scans, err := rs.scans(dirs, scanAll)
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}

@@ -238,10 +238,11 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	n := r.Notes
 	s.oddStatKeys, s.underscored, s.keyedEntry, s.mergedEntry, s.merged = n.OddStatKeys, n.Underscored, n.KeyedEntry, n.MergedEntry, n.Merged
 	s.cutEntry, s.oddStats, s.oddStatsEntry, s.dupEntry, s.dupKey, s.changed = n.CutEntry, n.OddStats, n.OddStatsEntry, n.DupEntry, n.DupKey, n.Changed
+	s.colls = make([]collEvent, 0, len(r.Colls))
 	for _, x := range r.Colls {
-		s.colls = append(s.colls, collEvent{index: x.Index, name: x.Name, api: x.API, key: x.Key, base: x.Base,
-			group: x.Group, groupKey: x.GroupKey, named: x.Named, send: x.Send, dest: x.Dest, ignored: x.Ignored,
-			peer: x.Peer, p2p: x.P2P})
+		where := &collWhere{api: x.API, key: x.Key, base: x.Base, group: x.Group, groupKey: x.GroupKey}
+		s.colls = append(s.colls, collEvent{collWhere: where, index: x.Index, name: x.Name, named: x.Named,
+			send: x.Send, dest: x.Dest, ignored: x.Ignored, peer: x.Peer, p2p: x.P2P})
 	}
 	for _, e := range r.Events {
 		if e.Coll < -1 || e.Coll >= len(s.colls) {

@@ -148,7 +148,7 @@ type modeResult struct {
 	scanned    []int
 	notScanned []int
 	hit        *stepResult // the first anomalous step that lasts
-	prev       *stepResult // the step scanned before it
+	prev       *stepResult // the step scanned before it: its step and ranks only (slim)
 	next       *stepResult // the next dumped step, when read whole to look for the first NaN or the carrier
 	files      int
 	readable   int
@@ -249,7 +249,7 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 			return nil, err
 		}
 		if !res.anomalous {
-			m.prev = res
+			m.prev = res.slim()
 			continue
 		}
 		if !a.strict && i+1 < len(m.steps) {
@@ -261,7 +261,7 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 			if !next.anomalous {
 				m.states[len(m.states)-2].Status = "recovered"
 				m.recovered = append(m.recovered, res.recovered(next.step))
-				m.prev = next
+				m.prev = next.slim()
 				i++
 				continue
 			}
@@ -299,7 +299,7 @@ func (r *stepResult) wantsNext() bool {
 // start on next, the step the caller reads after it (readahead.go).
 func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.RankDir) (map[int]*rankScan, error) {
 	if a.recs != nil {
-		return a.recs.scans(dirs)
+		return a.recs.scans(dirs, mode)
 	}
 	out := make([]*rankScan, len(dirs))
 	early := a.ahead.take(dirs, mode) // started by the step before
@@ -312,6 +312,7 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.Rank
 	if mode == scanAll && len(dirs) < a.jobs {
 		a.ahead.start(a, next[:min(a.jobs-len(dirs), len(next))])
 	}
+	var colls collShare
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	work := make(chan int)
@@ -322,6 +323,7 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.Rank
 			defer a.scanners.Put(sc)
 			for i := range work {
 				s := sc.scanFile(gctx, dirs[i], mode)
+				colls.share(s)
 				a.prog.fileDone()
 				out[i] = s
 				if s.stopped {
@@ -348,6 +350,7 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.Rank
 	for i, e := range early {
 		if e != nil {
 			<-e.done
+			colls.share(e.s)
 			a.prog.fileDone()
 			out[i] = e.s
 		}

@@ -41,6 +41,14 @@ type stepResult struct {
 	missing     []int  // ranks of the job without a folder for the step (not dumped)
 }
 
+// slim is the part of a step the verdict uses once a later step is read:
+// which step it was and its ranks. A step of thousands of ranks holds
+// tens of megabytes of scans; the clean step before the anomalous one
+// must not double that.
+func (r *stepResult) slim() *stepResult {
+	return &stepResult{step: r.step, mode: r.mode, ranks: r.ranks}
+}
+
 // analyseStep puts the ranks of one step together. known are the ranks
 // with a folder in some analysed step.
 func analyseStep(step int, mode string, scans map[int]*rankScan, known []int) *stepResult {
