@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -307,46 +306,6 @@ func measure(s *rankScan) {
 		}
 	}
 	s.det.Sizes = sizes
-}
-
-// SummarySizes sizes, from summaries, what the calls of some ops save on
-// one rank at one step, the way plan.Measure does on the dump: the summary
-// of that rank-step measured them when it was made. It returns the sizes
-// by op and the dump.json they were measured in.
-func SummarySizes(files []string, rules []policy.Rule) func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
-	return func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
-		rs, err := loadSummaries(files, rules)
-		if err != nil {
-			return nil, "", err
-		}
-		defer rs.close()
-		for k, place := range rs.recs {
-			if k.step != step || k.rank != rank {
-				continue
-			}
-			r, err := rs.read(place)
-			if err != nil {
-				return nil, "", err
-			}
-			d := r.Details
-			switch {
-			case d == nil:
-				return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d holds no details", rank, step)
-			case d.SizesErr != "":
-				return nil, r.Dump, errors.New(d.SizesErr)
-			}
-			out := map[string]dump.CallSizes{}
-			for _, op := range ops {
-				c, ok := d.Sizes[op]
-				if !ok {
-					return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d does not size %s", rank, step, op)
-				}
-				out[op] = c
-			}
-			return out, r.Dump, nil
-		}
-		return nil, "", fmt.Errorf("no summary of rank %d at step %d", rank, step)
-	}
 }
 
 // lastingMark is a mark of the run is a small file in the shared folder:
