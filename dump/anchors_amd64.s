@@ -139,3 +139,101 @@ done:
 	SHRQ $3, DI
 	MOVQ DI, ret+24(FP)
 	RET
+
+
+// func anchorMasksAVX512(b *byte, blocks int, out *uint64) int
+//
+// anchorMasksAVX2 64 bytes at a time, with AVX-512BW compares into mask
+// registers: blocks counts 64-byte blocks, and each is handed back as its
+// two 32-byte halves (2j and 2j+1), those whose mask is not zero, in the
+// format of anchorMasksAVX2. It reads b[-2] to b[64*blocks+1] inclusive.
+TEXT ·anchorMasksAVX512(SB), NOSPLIT, $0-32
+	MOVQ b+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ out+16(FP), DI
+	MOVQ DI, R8
+	XORQ DX, DX
+	TESTQ CX, CX
+	JZ   done
+
+	VPBROADCASTB anchorConsts<>+0(SB), Z16   // N
+	VPBROADCASTB anchorConsts<>+32(SB), Z17  // a
+	VPBROADCASTB anchorConsts<>+64(SB), Z18  // "
+	VPBROADCASTB anchorConsts<>+96(SB), Z19  // I
+	VPBROADCASTB anchorConsts<>+128(SB), Z20 // n
+	VPBROADCASTB anchorConsts<>+160(SB), Z21 // backslash
+	VPBROADCASTB anchorConsts<>+192(SB), Z22 // 0x20
+	VPBROADCASTB anchorConsts<>+224(SB), Z23 // e
+	VPBROADCASTB anchorConsts<>+256(SB), Z24 // 0
+	VPBROADCASTB anchorConsts<>+288(SB), Z25 // 9
+	VPBROADCASTB anchorConsts<>+320(SB), Z26 // f
+	VPBROADCASTB anchorConsts<>+352(SB), Z27 // y
+	VPBROADCASTB anchorConsts<>+384(SB), Z28 // -
+	VPBROADCASTB anchorConsts<>+416(SB), Z29 // :
+
+loop:
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 -1(SI), Z1
+	VMOVDQU64 1(SI), Z2
+	VPCMPEQB  Z18, Z2, K1 // " next
+	VPCMPEQB  Z17, Z2, K2
+	KORQ      K1, K2, K2  // a or " next
+	VPCMPEQB  Z16, Z0, K2, K3 // N before a or "
+	VPCMPEQB  Z20, Z2, K4
+	VPCMPEQB  Z19, Z0, K4, K4 // I before n
+	KORQ      K4, K3, K3
+	VPCMPEQB  Z21, Z0, K4 // backslash
+	KORQ      K4, K3, K3
+	VPORQ     Z22, Z0, Z7 // lower case
+	VPSUBB    Z24, Z1, Z4
+	VPMINUB   Z25, Z4, Z6
+	VPCMPEQB  Z6, Z4, K4 // a digit before
+	VPCMPEQB  Z23, Z7, K4, K4 // e or E after a digit
+	VPCMPEQB  Z28, Z2, K5 // - next
+	KANDNQ    K4, K5, K4 // and not before '-'
+	KORQ      K4, K3, K3
+	VPCMPEQB  Z26, Z7, K4
+	VPCMPEQB  Z27, Z7, K5
+	KORQ      K5, K4, K4
+	VPCMPEQB  Z20, Z0, K5
+	KORQ      K5, K4, K4 // f F y Y n
+	VMOVDQU64 2(SI), Z8
+	VPCMPEQB  Z29, Z8, K5 // ':' two after: a member name
+	VMOVDQU64 -2(SI), Z10
+	VPCMPEQB  Z20, Z10, K6
+	VPCMPEQB  Z17, Z1, K6, K6 // ends "nan"
+	KANDNQ    K5, K6, K5 // a name that does not end "nan"
+	KANDNQ    K4, K5, K4
+	KANDQ     K1, K4, K4 // before '"'
+	KORQ      K4, K3, K3
+	KMOVQ     K3, AX
+	TESTQ     AX, AX
+	JZ        next
+	MOVQ      DX, R9
+	SHLQ      $1, R9
+	TESTL     AX, AX
+	JZ        high
+	MOVL      AX, (DI)
+	MOVL      R9, 4(DI)
+	ADDQ      $8, DI
+
+high:
+	SHRQ      $32, AX
+	JZ        next
+	INCQ      R9
+	MOVL      AX, (DI)
+	MOVL      R9, 4(DI)
+	ADDQ      $8, DI
+
+next:
+	ADDQ      $64, SI
+	INCQ      DX
+	CMPQ      DX, CX
+	JB        loop
+	VZEROUPPER
+
+done:
+	SUBQ      R8, DI
+	SHRQ      $3, DI
+	MOVQ      DI, ret+24(FP)
+	RET

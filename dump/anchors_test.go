@@ -8,13 +8,17 @@ import (
 	"testing"
 )
 
+// vectorKernel is the vector search checkVector holds to the scalar one:
+// the CPU's best, or one of the others (anchors_amd64_test.go).
+var vectorKernel = anchorMasks
+
 // scanBoth runs the byte search with and without the vector search over
 // data, through windows of the given size and at most max hits.
 func scanBoth(t *testing.T, data []byte, window, max int) (vector, scalar Hits) {
 	t.Helper()
 	for i, vec := range []bool{true, false} {
 		p := NewPrefilter(window, max, testSearch)
-		p.vector = vec
+		p.vector, p.kernel = vec, vectorKernel
 		h, err := p.Scan(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)

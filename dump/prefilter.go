@@ -117,6 +117,8 @@ type Prefilter struct {
 	needle bool     // a backward needle was seen, or need not be looked for
 	vector bool     // use the vector search where the CPU has it
 	masks  []uint64 // its output: block index and mask of the 32-byte blocks holding anchors
+	// kernel is the vector search: anchorMasks, or one of its kinds (tests)
+	kernel func(b []byte, start, blocks int, out []uint64) int
 
 	ignored   [][]byte  // the quoted keys of SearchRules.IgnoredStats
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
@@ -179,7 +181,7 @@ func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 	if max <= 0 {
 		max = 4096
 	}
-	p := &Prefilter{buf: make([]byte, carryLen+window), max: max, vector: true, masks: make([]uint64, 1024)}
+	p := &Prefilter{buf: make([]byte, carryLen+window), max: max, vector: true, masks: make([]uint64, 1024), kernel: anchorMasks}
 	for _, k := range rules.IgnoredStats {
 		if len(k) > 0 && len(k) < 64 {
 			p.ignored = append(p.ignored, []byte(`"`+k+`"`))
@@ -312,7 +314,7 @@ func (p *Prefilter) windowVector(b []byte, lo, hi int, off int64) {
 		if blocks <= 0 {
 			break
 		}
-		n := anchorMasks(b, k, blocks, p.masks)
+		n := p.kernel(b, k, blocks, p.masks)
 		for _, jm := range p.masks[:n] {
 			at := k + 32*int(jm>>32)
 			for m := uint32(jm); m != 0; m &= m - 1 {
