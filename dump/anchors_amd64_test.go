@@ -81,3 +81,33 @@ func BenchmarkPrefilterKernel(b *testing.B) {
 		})
 	}
 }
+
+// eachNeedleKernel runs f with each vector needle search the CPU has.
+func eachNeedleKernel(f func(kernel string)) {
+	defer func(was bool) { needle512 = was }(needle512)
+	needle512 = false
+	f("avx2")
+	if haveAVX512 {
+		needle512 = true
+		f("avx512")
+	}
+}
+
+// BenchmarkNeedleKernel runs the vector needle search over a forward-only
+// document with each kernel the CPU has.
+func BenchmarkNeedleKernel(b *testing.B) {
+	data := forwardOnlyDoc()
+	eachNeedleKernel(func(kernel string) {
+		b.Run("kernel="+kernel, func(b *testing.B) {
+			if !haveNeedleMasks {
+				b.Skip("no vector needle search on this CPU")
+			}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if hasBackwardNeedle(data, true) {
+					b.Fatal("a needle in a forward-only document")
+				}
+			}
+		})
+	})
+}

@@ -73,3 +73,49 @@ found:
 done:
 	MOVQ AX, ret+16(FP)
 	RET
+
+// func needleBlockAVX512(b *byte, blocks int) int
+//
+// needleBlockAVX2 64 bytes at a time: the index of the first 64-byte block
+// in which a backward needle may start, blocks when none may. It reads
+// b[0] to b[64*blocks+9] inclusive.
+TEXT ·needleBlockAVX512(SB), NOSPLIT, $0-24
+	MOVQ b+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   done512
+	VPBROADCASTB needleConsts<>+0(SB), Z16   // b
+	VPBROADCASTB needleConsts<>+32(SB), Z17  // d
+	VPBROADCASTB needleConsts<>+64(SB), Z18  // m
+	VPBROADCASTB needleConsts<>+96(SB), Z19  // _
+	VPBROADCASTB needleConsts<>+128(SB), Z20 // 1
+	VPBROADCASTB needleConsts<>+160(SB), Z21 // "
+
+loop512:
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 7(SI), Z1
+	VPCMPEQB  Z17, Z1, K1
+	VPCMPEQB  Z16, Z0, K1, K1 // b, and d 7 after
+	VMOVDQU64 10(SI), Z2
+	VPCMPEQB  Z17, Z2, K2
+	VPCMPEQB  Z18, Z0, K2, K2 // m, and d 10 after
+	KORQ      K1, K2, K1
+	VMOVDQU64 1(SI), Z3
+	VPCMPEQB  Z20, Z3, K3
+	VPCMPEQB  Z19, Z0, K3, K3
+	VMOVDQU64 2(SI), Z4
+	VPCMPEQB  Z21, Z4, K3, K3 // _1"
+	KORTESTQ  K1, K3
+	JNZ       found512
+	ADDQ      $64, SI
+	INCQ      AX
+	CMPQ      AX, CX
+	JB        loop512
+
+found512:
+	VZEROUPPER
+
+done512:
+	MOVQ AX, ret+16(FP)
+	RET

@@ -19,9 +19,11 @@ func FuzzBackwardNeedle(f *testing.F) {
 func checkNeedles(t *testing.T, data []byte) {
 	t.Helper()
 	want := hasNeedleScalar(data)
-	if got := hasBackwardNeedle(data, true); got != want {
-		t.Fatalf("vector search %v, plain %v, on %q", got, want, data)
-	}
+	eachNeedleKernel(func(kernel string) {
+		if got := hasBackwardNeedle(data, true); got != want {
+			t.Fatalf("vector search (%s) %v, plain %v, on %q", kernel, got, want, data)
+		}
+	})
 	if got := hasBackwardNeedle(data, false); got != want {
 		t.Fatalf("scalar path %v, plain %v", got, want)
 	}
