@@ -5,7 +5,7 @@
 #   bench/stages.sh [OUT]          # OUT defaults to bench/results/stages-<cpu>.txt
 #
 # Stages: the byte search (vector and scalar, on a clean and a NaN-holding
-# real dump.json), the backward search for the last backward entry, the
+# real dump.json; and each vector kernel the CPU has, AVX2 and AVX-512), the backward search for the last backward entry, the
 # tokenizer (every token; skipping entries, with and without the structural
 # index), the structural pass alone (vector and plain Go), the dump.json reader (summary
 # and details), and the whole trace of the demo run on one and two cores. Each reports MB/s and allocations. The raw
@@ -20,7 +20,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr -s ' ' | tr 
 out=${1:-bench/results/stages-$cpu.txt}
 mkdir -p "$(dirname "$out")"
 {
-	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle' -count 6 -cpu 1
+	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle|NeedleKernel' -count 6 -cpu 1
 	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue|Classify' -count 6 -cpu 1
 	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"
@@ -29,3 +29,6 @@ cat "${out%.txt}.benchstat"
 echo
 echo "== the byte search, vector against scalar"
 benchstat -filter '.name:Prefilter' -col /search "$out"
+echo
+echo "== the vector kernels, AVX2 against AVX-512 (where the CPU has it)"
+benchstat -filter '.name:(PrefilterKernel OR NeedleKernel)' -col /kernel "$out"
