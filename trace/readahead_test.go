@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/nanhunt/nanhunt/synth"
 )
@@ -88,5 +90,52 @@ func TestReadAheadKeepsTheSummary(t *testing.T) {
 	}
 	if out[0].String() != out[1].String() {
 		t.Errorf("summaries differ:\n%s\n%s", out[0].String(), out[1].String())
+	}
+}
+
+// A run cancelled at any moment, files read ahead among them, stops with
+// the cancellation and leaves nothing running; one that gets to its end
+// gives the verdict of a run never cancelled (one is cancelled before it
+// starts, one never).
+func TestReadAheadCancelled(t *testing.T) {
+	spec, err := synth.Fit(synth.Spec{Name: "one-rank", Ranks: 1, Steps: []int{0, 1, 2, 3, 4, 5}, Model: synth.Dense,
+		TargetFileBytes: 2 << 20, Fault: &synth.Fault{Kind: synth.LogNegative, Step: 4, Ranks: []int{0}}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := verdictJSON(t, Options{Path: dir, Jobs: 1})
+	before := runtime.NumGoroutine()
+	cancelled := 0
+	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond, time.Hour} {
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(after, cancel)
+		v, err := Run(ctx, Options{Path: dir, Jobs: 4})
+		timer.Stop()
+		cancel()
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			t.Fatalf("cancelled after %v: %v", after, err)
+		case err != nil:
+			cancelled++
+		default:
+			b, _ := json.Marshal(v)
+			if string(b) != want {
+				t.Errorf("cancelled after %v: the verdict differs from an uncancelled run's", after)
+			}
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("%d goroutines run on after a run cancelled after %v", n-before, after)
+		}
+	}
+	if cancelled == 0 {
+		t.Error("no run was cancelled")
 	}
 }
