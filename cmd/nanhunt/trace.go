@@ -256,7 +256,6 @@ func (f *traceFlags) inputs(args []string) (string, error) {
 		return "", err
 	}
 	f.summaries = files
-	liftMemoryLimit()
 	return args[0], nil
 }
 
