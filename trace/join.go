@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"unique"
 
@@ -101,13 +101,12 @@ func IsSummary(p string) bool {
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{}}
-	listed := map[recordKey]bool{}
 	nodes := map[int]bool{}
 	count := 0
 	var first string
 	lr := &lineReader{br: bufio.NewReaderSize(nil, 64<<10)}
 	for _, file := range files {
-		h, err := rs.load(file, lr, listed)
+		h, err := rs.load(file, lr)
 		if err != nil {
 			rs.close()
 			return nil, err
@@ -139,27 +138,27 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 		rs.close()
 		return nil, fmt.Errorf("the summaries were made with other rules (fingerprint %q, these %q): rules apply where the dump is read; pass --rules to summarize", rs.rules, fp)
 	}
-	for k := range listed {
+	rs.missingNodes(nodes, count)
+	// the rank folders the headers list and the records hold, each once (the
+	// first listed), in order; those without a record are lost
+	slices.SortStableFunc(rs.dirs, func(a, b dump.RankDir) int {
+		return cmp.Or(strings.Compare(a.Mode, b.Mode), cmp.Compare(a.Step, b.Step), cmp.Compare(a.Rank, b.Rank))
+	})
+	rs.dirs = slices.CompactFunc(rs.dirs, func(a, b dump.RankDir) bool {
+		return a.Mode == b.Mode && a.Step == b.Step && a.Rank == b.Rank
+	})
+	for _, d := range rs.dirs {
+		k := recordKey{d.Mode, d.Step, d.Rank}
 		if _, ok := rs.recs[k]; !ok && rs.lost[k] == "" {
 			rs.lost[k] = "not in the summary"
 		}
 	}
-	rs.missingNodes(nodes, count)
-	sort.Slice(rs.dirs, func(i, j int) bool {
-		a, b := rs.dirs[i], rs.dirs[j]
-		if a.Mode != b.Mode {
-			return a.Mode < b.Mode
-		}
-		if a.Step != b.Step {
-			return a.Step < b.Step
-		}
-		return a.Rank < b.Rank
-	})
 	return rs, nil
 }
 
 // load reads one summary into the set.
-func (rs *recordSet) load(file string, lr *lineReader, listed map[recordKey]bool) (*summaryHeader, error) {
+func (rs *recordSet) load(file string, lr *lineReader) (*summaryHeader, error) {
+	listed := map[recordKey]bool{} // the rank folders this file's header lists
 	f, err := safeio.Open(file)
 	if err != nil {
 		return nil, err
