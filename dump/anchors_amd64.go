@@ -32,26 +32,32 @@ func anchorMasks(b []byte, start, blocks int, out []uint64) int {
 	return anchorMasks256(b, start, blocks, out)
 }
 
-// anchorMasks256 is anchorMasks with AVX2.
-func anchorMasks256(b []byte, start, blocks int, out []uint64) int {
+// anchorArgs checks what the kernels read and write (b[start-2] to
+// b[start+32*blocks+1], out[:blocks]); false when there is nothing to do.
+func anchorArgs(b []byte, start, blocks int, out []uint64) bool {
 	if blocks == 0 {
-		return 0
+		return false
 	}
 	_ = b[start-2]
 	_ = b[start+32*blocks+1]
 	_ = out[blocks-1]
+	return true
+}
+
+// anchorMasks256 is anchorMasks with AVX2.
+func anchorMasks256(b []byte, start, blocks int, out []uint64) int {
+	if !anchorArgs(b, start, blocks, out) {
+		return 0
+	}
 	return anchorMasksAVX2(&b[start], blocks, &out[0])
 }
 
 // anchorMasks512 is anchorMasks with AVX-512, two blocks at a time; an
 // odd last block goes to AVX2.
 func anchorMasks512(b []byte, start, blocks int, out []uint64) int {
-	if blocks == 0 {
+	if !anchorArgs(b, start, blocks, out) {
 		return 0
 	}
-	_ = b[start-2]
-	_ = b[start+32*blocks+1]
-	_ = out[blocks-1]
 	n := 0
 	if blocks >= 2 {
 		n = anchorMasksAVX512(&b[start], blocks/2, &out[0])

@@ -11,17 +11,15 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/safeio"
-	"github.com/nanhunt/nanhunt/policy"
 )
 
 // SummarySizes sizes, from summaries, what the calls of some ops save on
 // one rank at one step, the way plan.Measure does on the dump: the summary
 // of that rank-step measured them when it was made. It returns the sizes
 // by op and the dump.json they were measured in. The summaries are those
-// a join read (rules are kept for the signature's sake: the join checked
-// them); only the record asked for is decoded.
-func SummarySizes(files []string, rules []policy.Rule) func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
-	_ = rules
+// a join read (it checked their run and rules); only the record asked for
+// is decoded.
+func SummarySizes(files []string) func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
 	return func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
 		r, err := findRecord(files, step, rank)
 		if err != nil {
@@ -114,7 +112,7 @@ func recordStepRank(b []byte) (step, rank int, sure bool) {
 			return 0, 0, false
 		}
 	}
-	seen := map[string]bool{}
+	var haveStep, haveRank bool
 	for {
 		t, err := d.ReadToken()
 		if err != nil {
@@ -130,8 +128,12 @@ func recordStepRank(b []byte) (step, rank int, sure bool) {
 			}
 			continue
 		}
+		have := &haveStep
+		if name == "rank" {
+			have = &haveRank
+		}
 		v, err := d.ReadToken()
-		if err != nil || v.Kind() != '0' || seen[name] {
+		if err != nil || v.Kind() != '0' || *have {
 			return 0, 0, false
 		}
 		n, err := v.Int()
@@ -143,9 +145,9 @@ func recordStepRank(b []byte) (step, rank int, sure bool) {
 		} else {
 			rank = int(n)
 		}
-		seen[name] = true
+		*have = true
 	}
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' || !seen["step"] || !seen["rank"] {
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' || !haveStep || !haveRank {
 		return 0, 0, false
 	}
 	if _, err := d.ReadToken(); err != io.EOF {

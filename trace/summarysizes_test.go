@@ -22,7 +22,7 @@ func TestSummarySizesLikeTheJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rs.close()
-	sizes := SummarySizes(files, nil)
+	sizes := SummarySizes(files)
 	sized := 0
 	for k, place := range rs.recs {
 		r, err := rs.read(place)

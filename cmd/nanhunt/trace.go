@@ -197,7 +197,7 @@ func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) 
 		return nil, err
 	}
 	if len(f.summaries) > 0 && popt.Measure == nil {
-		sizes := trace.SummarySizes(f.summaries, opt.Rules)
+		sizes := trace.SummarySizes(f.summaries)
 		popt.Measure = func(step, rank int, apis []string) (plan.Sizes, error) {
 			by, file, err := sizes(step, rank, apis)
 			return plan.Sum(file, by), err
