@@ -193,6 +193,12 @@ func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 // Scan reads r to the end and returns what it found, valid until the next
 // call.
 func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
+	p.reset()
+	return p.read(r)
+}
+
+// reset readies the Prefilter for a new document.
+func (p *Prefilter) reset() {
 	p.hits.Spans, p.gap = p.hits.Spans[:0], 0
 	p.hits.Whole = false
 	p.hits.Tensors, p.hits.Stats = 0, 0
@@ -203,45 +209,66 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
+}
+
+// read searches what r holds, from where the windows searched so far end
+// to the end of r, one window of p.buf at a time.
+func (p *Prefilter) read(r io.Reader) (*Hits, error) {
 	for {
 		n, err := io.ReadFull(r, p.buf[p.carry:])
 		final := err == io.EOF || err == io.ErrUnexpectedEOF
-		if n > 0 {
-			b := p.buf[:p.carry+n]
-			if p.first == 0 {
-				if t := bytes.TrimLeft(b[p.carry:], " \t\r\n"); len(t) > 0 {
-					p.first = t[0]
-				}
-			}
-			if i := bytes.IndexByte(b[p.carry:], 0); i >= 0 || (p.first != 0 && p.first != '{') {
-				// not a JSON document (a NUL byte is never valid JSON text):
-				// nothing more to search; the reader says where it breaks
-				p.hits.Whole = false
-				return &p.hits, nil
-			}
-			if p.base == 0 {
-				p.detectIndent(b)
-			}
-			p.stats(b, p.carry)
-			p.window(b, p.carry, final)
-			p.markLastEntry(b, len(b)-contextLen, final)
-			// the carry holds any needle cut by the window's start
-			p.needle = p.needle || p.hits.FirstSevere >= 0 || !p.hits.Forward || hasBackwardNeedle(b, p.vector)
-			p.base += int64(n)
-			keep := min(carryLen, len(b))
-			copy(p.buf, b[len(b)-keep:])
-			p.carry = keep
+		if n > 0 && !p.feed(p.buf[:p.carry+n], final) {
+			p.hits.Whole = false
+			return &p.hits, nil
 		}
 		if final {
-			p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
-			p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
-			p.hits.NoBackward = !p.needle
+			if n == 0 && p.carry > 0 {
+				// the last window was full: what it left to be judged with
+				// the bytes after it is judged now
+				p.window(p.buf[:p.carry], p.carry, true)
+			}
+			p.end()
 			return &p.hits, nil
 		}
 		if err != nil {
 			return &p.hits, err
 		}
 	}
+}
+
+// feed searches the window b: the p.carry bytes kept from the one before,
+// then new bytes. It keeps the last carryLen bytes of b in p.buf for the
+// next window, and reports false when the bytes are no JSON document
+// (nothing more is to be searched: the reader says where it breaks).
+func (p *Prefilter) feed(b []byte, final bool) bool {
+	if p.first == 0 {
+		if t := bytes.TrimLeft(b[p.carry:], " \t\r\n"); len(t) > 0 {
+			p.first = t[0]
+		}
+	}
+	if bytes.IndexByte(b[p.carry:], 0) >= 0 || (p.first != 0 && p.first != '{') {
+		return false // a NUL byte is never valid JSON text
+	}
+	if p.base == 0 {
+		p.detectIndent(b)
+	}
+	p.stats(b, p.carry)
+	p.window(b, p.carry, final)
+	p.markLastEntry(b, len(b)-contextLen, final)
+	// the carry holds any needle cut by the window's start
+	p.needle = p.needle || p.hits.FirstSevere >= 0 || !p.hits.Forward || hasBackwardNeedle(b, p.vector)
+	p.base += int64(len(b) - p.carry)
+	keep := min(carryLen, len(b))
+	copy(p.buf, b[len(b)-keep:])
+	p.carry = keep
+	return true
+}
+
+// end settles what only the whole document says.
+func (p *Prefilter) end() {
+	p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
+	p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
+	p.hits.NoBackward = !p.needle
 }
 
 // endsWhole reports whether the end of a document is that of

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -294,4 +295,34 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// A file whose length fills its last window exactly ends with a read of
+// nothing: the bytes that window left to be judged with the next one (a
+// suspect in its last contextLen bytes) are judged then. Every window
+// length finds what one window over the whole file finds.
+func TestPrefilterJudgesTheEndOfAFullLastWindow(t *testing.T) {
+	pad := strings.Repeat(`    "Torch.mul.0.forward": {"output": []},`+"\n", 30)
+	for _, min := range []string{"NaN", "-Infinity", `"inf"`, "1e400"} {
+		doc := []byte("{\n  \"data\": {\n" + pad + "    \"Torch.add.0.forward\": {\n      \"output\": [\n        {\n" +
+			"          \"type\": \"torch.Tensor\",\n          \"dtype\": \"torch.float32\",\n          \"Max\": 1.0,\n" +
+			"          \"Min\": " + min + "\n        }\n      ]\n    }\n  }\n}\n")
+		whole, err := NewPrefilter(len(doc), 64, testSearch).Scan(bytes.NewReader(doc))
+		if err != nil || len(whole.Spans) != 1 {
+			t.Fatalf("%s: one window over the file: spans %v, error %v", min, whole.Spans, err)
+		}
+		want := *whole
+		want.Spans = slices.Clone(whole.Spans)
+		for w := 1; w < len(doc); w++ {
+			h, err := NewPrefilter(w, 64, testSearch).Scan(bytes.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(h.Spans, want.Spans) || h.FirstSevere != want.FirstSevere || h.Whole != want.Whole ||
+				h.Located != want.Located || h.LastEntry != want.LastEntry {
+				t.Fatalf("%s, window %d of a %d-byte file (last window full: %v): spans %v first severe %d, want %v %d",
+					min, w, len(doc), (len(doc)-carryLen)%w == 0, h.Spans, h.FirstSevere, want.Spans, want.FirstSevere)
+			}
+		}
+	}
 }
