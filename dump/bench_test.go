@@ -146,3 +146,29 @@ func forwardOnlyDoc() []byte {
 	doc.WriteString("\n }\n}\n")
 	return doc.Bytes()
 }
+
+// BenchmarkMeasure sizes one op's calls (what a plan asks) in a real
+// dump.json: through the search for the op's names (MeasureFile, on every
+// core) and through the reader (MeasureCalls).
+func BenchmarkMeasure(b *testing.B) {
+	data := benchFile(b)
+	ops := []string{"Torch.sqrt"}
+	b.Run("search", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if s, err := MeasureFile(bytes.NewReader(data), int64(len(data)), ops); err != nil || s["Torch.sqrt"].Calls == 0 {
+				b.Fatal(s, err)
+			}
+		}
+	})
+	b.Run("reader", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if s, err := MeasureCalls(bytes.NewReader(data), ops); err != nil || s["Torch.sqrt"].Calls == 0 {
+				b.Fatal(s, err)
+			}
+		}
+	})
+}

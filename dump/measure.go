@@ -35,20 +35,24 @@ func MeasureCalls(rd io.Reader, ops []string) (map[string]CallSizes, error) {
 			continue
 		}
 		op := ParseName(e.Name).Op()
-		s := out[op]
-		s.Calls++
-		s.Bytes += 2 * (e.End - e.Offset)
-		for i := range e.Tensors {
-			t := &e.Tensors[i]
-			if t.Shape == nil && t.Dtype == "" {
-				continue
-			}
-			s.Tensors++
-			s.Bytes += elements(t.Shape)*elementSize(t.Dtype) + torchSaveOverhead
-		}
-		out[op] = s
+		out[op] = addCall(out[op], e)
 	}
 	return out, r.Err()
+}
+
+// addCall adds a call's entry and tensors to its op's sizes.
+func addCall(s CallSizes, e *Entry) CallSizes {
+	s.Calls++
+	s.Bytes += 2 * (e.End - e.Offset)
+	for i := range e.Tensors {
+		t := &e.Tensors[i]
+		if t.Shape == nil && t.Dtype == "" {
+			continue
+		}
+		s.Tensors++
+		s.Bytes += elements(t.Shape)*elementSize(t.Dtype) + torchSaveOverhead
+	}
+	return s
 }
 
 func elements(shape []int) int64 {

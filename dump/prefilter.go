@@ -415,19 +415,28 @@ func (p *Prefilter) candidate(b []byte, k int, off int64) {
 // detectIndent reads the indentation of json.dump(indent=N) from the
 // document's first member line, to know how an entry's line starts.
 func (p *Prefilter) detectIndent(b []byte) {
+	if n := documentIndent(b); n > 0 {
+		p.hits.Indent = n
+		p.entryLine = entryLevelLine(p.entryLine[:0], n, '"')
+	}
+}
+
+// documentIndent is the indentation of json.dump(indent=N) output read
+// from the first member line of the document b starts: "{", a newline,
+// N spaces (at most 16) and a quote. 0 when b does not start so.
+func documentIndent(b []byte) int {
 	t := bytes.TrimLeft(b, " \t\r\n")
 	if len(t) < 3 || t[0] != '{' || t[1] != '\n' {
-		return
+		return 0
 	}
 	n := 0
 	for n+2 < len(t) && t[2+n] == ' ' {
 		n++
 	}
 	if n == 0 || n > 16 || 2+n >= len(t) || t[2+n] != '"' {
-		return
+		return 0
 	}
-	p.hits.Indent = n
-	p.entryLine = entryLevelLine(p.entryLine[:0], n, '"')
+	return n
 }
 
 // entryBefore finds the entry whose line starts last before b[k]: in the

@@ -18,14 +18,18 @@ type Sizes struct {
 
 // Measure reads one rank's dump.json of one step and sizes the tensors the
 // calls of the listed APIs ("Torch.sqrt", "Tensor.__mul__") would save with
-// data_mode "all" (dump.MeasureCalls, summed).
+// data_mode "all" (dump.MeasureFile, summed).
 func Measure(file string, apis []string) (Sizes, error) {
 	f, err := safeio.Open(file)
 	if err != nil {
 		return Sizes{File: file}, err
 	}
 	defer f.Close()
-	by, err := dump.MeasureCalls(f, apis)
+	info, err := f.Stat()
+	if err != nil {
+		return Sizes{File: file}, err
+	}
+	by, err := dump.MeasureFile(f, info.Size(), apis)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", file, err)
 	}

@@ -295,7 +295,12 @@ func measure(s *rankScan) {
 		return
 	}
 	defer f.Close()
-	sizes, err := dump.MeasureCalls(f, ops)
+	info, err := f.Stat()
+	if err != nil {
+		s.det.SizesErr = err.Error()
+		return
+	}
+	sizes, err := dump.MeasureFile(f, info.Size(), ops)
 	if err != nil {
 		s.det.SizesErr = fmt.Sprintf("%s: %v", s.dir.Dump, err)
 		return
