@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
@@ -121,7 +122,8 @@ func readStackFile(r io.Reader, want map[string]bool, also func([]Frame) bool) (
 	if tok.Kind != jsonlex.ObjectStart {
 		return sf, fmt.Errorf("stack.json: starts with %v, want an object", tok.Kind)
 	}
-	var names, lines []string
+	var names nameList
+	var lines []string
 	for {
 		tok, err := lx.Next()
 		if err != nil {
@@ -130,21 +132,22 @@ func readStackFile(r io.Reader, want map[string]bool, also func([]Frame) bool) (
 		if tok.Kind == jsonlex.ObjectEnd {
 			return sf, nil
 		}
-		key := nameOf(tok.Bytes)
-		names, lines = names[:0], lines[:0]
-		triple, err := readStackValue(lx, want, also != nil, key, &names, &lines)
+		names.reset()
+		names.add(tok.Bytes) // the key: the name in v1
+		lines = lines[:0]
+		triple, err := readStackValue(lx, want, also != nil, &names, &lines)
 		if err != nil {
 			return sf, stackErr(lx, err)
 		}
 		if triple != nil {
 			sf.Triples++
-			keepFrames(out, names, want, also, func() []Frame { return []Frame{*triple} })
+			keepFrames(out, &names, want, also, func() []Frame { return []Frame{*triple} })
 			continue
 		}
 		if len(lines) == 0 {
 			continue
 		}
-		keepFrames(out, names, want, also, func() []Frame {
+		keepFrames(out, &names, want, also, func() []Frame {
 			frames := make([]Frame, len(lines))
 			for i, l := range lines {
 				frames[i] = ParseFrame(l)
@@ -158,24 +161,60 @@ func readStackFile(r io.Reader, want map[string]bool, also func([]Frame) bool) (
 // or of all of them when also accepts the stack; a name whose earlier stack
 // was accepted and this one is not loses it. The frames are read once, and
 // only when they are kept or also asks.
-func keepFrames(out map[string][]Frame, names []string, want map[string]bool, also func([]Frame) bool, read func() []Frame) {
+func keepFrames(out map[string][]Frame, names *nameList, want map[string]bool, also func([]Frame) bool, read func() []Frame) {
 	var frames []Frame
 	accepted := false
 	if also != nil {
 		frames = read()
 		accepted = also(frames)
 	}
-	for _, n := range names {
+	for i := range names.ends {
+		n := names.at(i)
 		switch {
-		case accepted || want[n]:
+		case accepted || wanted(want, n):
 			if frames == nil {
 				frames = read()
 			}
-			out[n] = frames
+			out[nameOf(n)] = frames
 		case also != nil && len(out) > 0:
-			delete(out, n)
+			if utf8.Valid(n) {
+				delete(out, string(n))
+			} else {
+				delete(out, nameOf(n))
+			}
 		}
 	}
+}
+
+// nameList holds the names of one stack as bytes: only the names kept
+// become strings.
+type nameList struct {
+	buf  []byte
+	ends []int
+}
+
+func (l *nameList) reset() { l.buf, l.ends = l.buf[:0], l.ends[:0] }
+
+func (l *nameList) add(b []byte) {
+	l.buf = append(l.buf, b...)
+	l.ends = append(l.ends, len(l.buf))
+}
+
+func (l *nameList) at(i int) []byte {
+	from := 0
+	if i > 0 {
+		from = l.ends[i-1]
+	}
+	return l.buf[from:l.ends[i]]
+}
+
+// wanted reports want[nameOf(name)] without making a string of a name
+// that is valid UTF-8.
+func wanted(want map[string]bool, name []byte) bool {
+	if utf8.Valid(name) {
+		return want[string(name)]
+	}
+	return want[nameOf(name)]
 }
 
 // readStackValue reads one member's value: v1 a list of lines (the key is
@@ -183,7 +222,7 @@ func keepFrames(out map[string][]Frame, names []string, want map[string]bool, al
 // line], which comes back as triple (its function and file set only when
 // the name is wanted). Lines are kept only when a name is wanted, or all is
 // set.
-func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, key string, names, lines *[]string) (triple *Frame, err error) {
+func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, names *nameList, lines *[]string) (triple *Frame, err error) {
 	tok, err := lx.Next()
 	if err != nil {
 		return nil, err
@@ -201,11 +240,11 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, key strin
 	switch tok.Kind {
 	case jsonlex.ArrayEnd:
 		return nil, nil
-	case jsonlex.String: // v1, or [function, file, line]
-		*names = append(*names, key)
-		return readLineList(lx, tok, all || want[key], lines)
+	case jsonlex.String: // v1, or [function, file, line]: the key is the name
+		return readLineList(lx, tok, all || wanted(want, names.at(0)), lines)
 	case jsonlex.ArrayStart: // v2: [names], [lines]
-		wanted := false
+		names.reset()
+		isWanted := false
 		for {
 			tok, err := lx.Next()
 			if err != nil {
@@ -215,9 +254,8 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, key strin
 				break
 			}
 			if tok.Kind == jsonlex.String {
-				n := nameOf(tok.Bytes)
-				*names = append(*names, n)
-				wanted = wanted || want[n]
+				names.add(tok.Bytes)
+				isWanted = isWanted || wanted(want, tok.Bytes)
 			} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
 					return nil, err
@@ -234,7 +272,7 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, key strin
 				return nil, err
 			}
 			if first.Kind != jsonlex.ArrayEnd {
-				if err := readStrings(lx, first, all || wanted, lines); err != nil {
+				if err := readStrings(lx, first, all || isWanted, lines); err != nil {
 					return nil, err
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/nanhunt/nanhunt/verdict"
@@ -14,7 +15,10 @@ import (
 //go:embed repro.py.tmpl
 var scriptText string
 
-var scriptTmpl = template.Must(template.New("repro.py").Parse(scriptText))
+// scriptTmpl is parsed on first use, not at every nanhunt command's start.
+var scriptTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("repro.py").Parse(scriptText))
+})
 
 // scriptData is what repro.py.tmpl is filled with. Every string that comes
 // from dump.json is either a Python literal (written by pyStr) or a comment
@@ -101,7 +105,7 @@ func (b *builder) script(device string) ([]byte, error) {
 		d.Recorded = statsOf(b.fwd.tensorsOf("output"), nil)
 	}
 	var buf bytes.Buffer
-	if err := scriptTmpl.Execute(&buf, d); err != nil {
+	if err := scriptTmpl().Execute(&buf, d); err != nil {
 		return nil, fmt.Errorf("write %s: %w", ReproPy, err)
 	}
 	return buf.Bytes(), nil

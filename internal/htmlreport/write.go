@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -36,21 +37,25 @@ var (
 	echartsJS string
 )
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"ranges": func(r []int) string { return dump.FormatRanges(r) },
-	"shape": func(s []int) string {
-		parts := make([]string, len(s))
-		for i, d := range s {
-			parts[i] = fmt.Sprint(d)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	},
-	"dtype":     func(s string) string { return strings.TrimPrefix(s, "torch.") },
-	"holds":     holdsClass,
-	"kind":      kindName,
-	"breakable": breakable,
-	"side":      func(t verdict.TensorStat, out bool) tensorRow { return tensorRow{T: t, Out: out} },
-}).Parse(pageHTML))
+// pageTemplate is parsed on first use: every nanhunt command would pay
+// for it at start otherwise.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"ranges": func(r []int) string { return dump.FormatRanges(r) },
+		"shape": func(s []int) string {
+			parts := make([]string, len(s))
+			for i, d := range s {
+				parts[i] = fmt.Sprint(d)
+			}
+			return "[" + strings.Join(parts, ",") + "]"
+		},
+		"dtype":     func(s string) string { return strings.TrimPrefix(s, "torch.") },
+		"holds":     holdsClass,
+		"kind":      kindName,
+		"breakable": breakable,
+		"side":      func(t verdict.TensorStat, out bool) tensorRow { return tensorRow{T: t, Out: out} },
+	}).Parse(pageHTML))
+})
 
 // tensorRow is a tensor of a call, and whether it is an output.
 type tensorRow struct {
@@ -92,7 +97,7 @@ func Write(w io.Writer, v *verdict.Verdict, opt Options) error {
 		return fmt.Errorf("html report: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pageTemplate.Execute(bw, p); err != nil {
+	if err := pageTemplate().Execute(bw, p); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
