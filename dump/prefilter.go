@@ -29,17 +29,23 @@ type Hits struct {
 	// document written on one line. (A cleared file is not parsed, so other
 	// damage to it goes unseen.)
 	Whole bool
-	// Located: the document is indented (json.dump(indent=N)), and each hit
-	// was placed in its entry. Then Forward says whether every hit lies in
-	// a forward API call (not a module, not a collective), and LastEntry is
-	// the offset of the last entry holding a hit.
+	// Located: the document is indented (json.dump(indent=N)), and the
+	// hits were placed in their entries while they could all be -inf in
+	// forward API calls (not modules, not collectives): up to the first
+	// that may be NaN or +Inf (FirstSevere), or the first outside such a
+	// call (then Forward is false), which is placed too. Then Forward says
+	// whether every hit placed lies in a forward API call, and LastEntry is
+	// the offset of the last entry holding a placed hit. Past that no hit
+	// is placed: nothing can be cleared as masks only any more
+	// (policy.MasksOnly), and a file full of NaN is searched without
+	// looking for the entry of each.
 	Located   bool
 	Forward   bool
 	LastEntry int64
 	// Indent is the document's indentation, when Located.
 	Indent int
-	// ForwardOps counts the hits in forward API calls by op ("Torch.log"),
-	// for at most 64 ops; when Located.
+	// ForwardOps counts the placed hits in forward API calls by op
+	// ("Torch.log"), for at most 64 ops; when Located.
 	ForwardOps map[string]int
 	// FirstSevere is the offset of the first hit that may be NaN or +Inf
 	// (not only -inf, which attention masks write on purpose); -1 if none.
@@ -268,7 +274,8 @@ func (p *Prefilter) feed(b []byte, final bool) bool {
 func (p *Prefilter) end() {
 	p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
 	p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
-	p.hits.NoBackward = !p.needle
+	// (the last bytes of a full last window are judged after its feed)
+	p.hits.NoBackward = !p.needle && p.hits.FirstSevere < 0 && p.hits.Forward
 }
 
 // endsWhole reports whether the end of a document is that of
@@ -396,10 +403,14 @@ func (p *Prefilter) candidate(b []byte, k int, off int64) {
 	if !ok || p.ignoredStatOfTensor(b, q) {
 		return
 	}
+	placed := p.hits.Forward && p.hits.FirstSevere < 0 // see Hits.Located
 	p.hit(off+int64(q), neg)
 	if len(p.entryLine) > 0 {
-		e := p.entryBefore(b, q, off)
 		p.hits.Located = true
+		if !placed {
+			return
+		}
+		e := p.entryBefore(b, q, off)
 		if e.offset < 0 || !e.forward {
 			p.hits.Forward = false
 		} else if _, ok := p.hits.ForwardOps[e.op]; ok || len(p.hits.ForwardOps) < 64 {
@@ -639,6 +650,18 @@ func (p *Prefilter) hit(off int64, neg bool) {
 		p.hits.FirstSevere = off
 	}
 	sp := p.hits.Spans
+	if n := len(sp); n > 0 && off >= sp[n-1].From {
+		// the usual case, at or after the last span: no search
+		switch last := &sp[n-1]; {
+		case off <= last.To:
+		case off-last.To <= p.gap:
+			last.To = off
+		default:
+			p.hits.Spans = append(sp, Span{off, off})
+			p.fit()
+		}
+		return
+	}
 	// the candidates of one window are found byte by byte, in turn, so a
 	// hit may come before the last one
 	i := p.hits.SpanAfter(off)
@@ -656,11 +679,17 @@ func (p *Prefilter) hit(off int64, neg bool) {
 	default:
 		sp = slices.Insert(sp, i, Span{off, off})
 	}
-	for len(sp) > p.max {
-		p.gap = max(2*p.gap, 256)
-		sp = mergeSpans(sp, p.gap)
-	}
 	p.hits.Spans = sp
+	p.fit()
+}
+
+// fit merges the spans closest to each other until they are no more than
+// the Prefilter keeps.
+func (p *Prefilter) fit() {
+	for len(p.hits.Spans) > p.max {
+		p.gap = max(2*p.gap, 256)
+		p.hits.Spans = mergeSpans(p.hits.Spans, p.gap)
+	}
 }
 
 // mergeSpans merges, in place, the spans that lie within gap bytes of the

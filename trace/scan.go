@@ -268,7 +268,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			if maskSkip && hits.FirstSevere >= e.Offset && hits.FirstSevere < e.End {
 				maskSkip = false // it holds the first suspect NaN or +inf: parse it
 			}
-			if maskSkip && s.firstBwd >= 0 && hits.Within(e.Offset, e.End) {
+			if maskSkip && s.firstBwd >= 0 && w.within(e.Offset, e.End) {
 				// after a backward entry, a forward call may lie after the last
 				// one, where -inf is an anomaly: decided at the end
 				if len(deferred) < maxDeferred {
@@ -277,7 +277,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 					s.deferredLost = true
 				}
 			}
-			if maskSkip || !hits.Within(e.Offset, e.End) {
+			if maskSkip || !w.within(e.Offset, e.End) {
 				prevClean, prevName = e.Index, e.Name // nothing non-finite in its bytes, or a mask
 				continue
 			}

@@ -47,6 +47,17 @@ func (w *walk) choose(name string, off int64) bool {
 	return w.next < len(h.Spans) && h.Spans[w.next].From < off+parseAhead
 }
 
+// within is hits.Within for the entry choose was last asked about (or
+// one after it): the spans are followed with choose's cursor, not
+// searched.
+func (w *walk) within(from, to int64) bool {
+	h := w.hits
+	for w.next < len(h.Spans) && h.Spans[w.next].To < from {
+		w.next++
+	}
+	return w.next < len(h.Spans) && h.Spans[w.next].From < to
+}
+
 // inMaskRegion: before the first suspect that may be NaN or +inf.
 func (w *walk) inMaskRegion(off int64) bool {
 	return w.hits.FirstSevere < 0 || off < w.hits.FirstSevere
