@@ -211,6 +211,9 @@ func (l *nameList) at(i int) []byte {
 // wanted reports want[nameOf(name)] without making a string of a name
 // that is valid UTF-8.
 func wanted(want map[string]bool, name []byte) bool {
+	if len(want) == 0 {
+		return false
+	}
 	if utf8.Valid(name) {
 		return want[string(name)]
 	}

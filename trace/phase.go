@@ -50,11 +50,16 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 			needTail = true
 		}
 	}
+	// a long tail (a forward-only file's is every call) is not named: the
+	// side files are asked for the calls they place in the optimizer
+	byName := needTail && len(s.tail) <= tailByName
 	n := len(evs)
-	if needTail {
+	if byName {
 		n += len(s.tail)
 	}
-	need := make(map[string]bool, n) // sized once: the tail may be long
+	// sized once for what it will hold: the tail may be long, and a map
+	// sized for a tail it does not hold makes every look-up a cache miss
+	need := make(map[string]bool, n)
 	for _, ev := range evs {
 		switch s.region(ev) {
 		case backwardEntry:
@@ -70,9 +75,6 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 			needTail = true
 		}
 	}
-	// a long tail (a forward-only file's is every call) is not named: the
-	// side files are asked for the calls they place in the optimizer
-	byName := needTail && len(s.tail) <= tailByName
 	if byName {
 		for _, t := range s.tail {
 			need[t.name] = true
