@@ -428,9 +428,11 @@ func (s *rankScan) place(sc *scanner, e *dump.Entry, n dump.Name) {
 		s.tail, s.tailFull = s.tail[:0], false
 		return
 	case s.firstBwd < 0:
-		if len(s.preOps) < maxPreOps {
-			s.preOps[sc.intern(n.Op())] = true
-		} else {
+		switch op := n.Op(); {
+		case s.preOps[op]: // most calls: an op seen before (no copy is made to look it up)
+		case len(s.preOps) < maxPreOps:
+			s.preOps[sc.intern(op)] = true
+		default:
 			s.preOpsFull = true
 		}
 	}
