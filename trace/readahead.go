@@ -21,7 +21,16 @@ import (
 // only one step ahead is read, and what is in flight when the run ends is
 // cancelled: at most one step's files are read in vain, by cores that had
 // nothing else to do.
+//
+// A worker that runs out of the step's files while others still read
+// theirs starts one of the next step's files too, instead of waiting at
+// the step's end: the steps' files need not take the same time (the
+// ranks of the anomalous step are walked, a large rank's file is read
+// longer). Every scan, of the step or ahead of it, holds one of the
+// analysis's slots while it reads (analysis.slot), so that no more files
+// than workers are read at once.
 type readAhead struct {
+	mu     sync.Mutex
 	scans  map[string]*earlyScan // by rank folder
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -37,9 +46,12 @@ type earlyScan struct {
 // aheadTaken counts the scans taken from those read ahead, for the tests.
 var aheadTaken atomic.Int64
 
-// start reads dirs ahead, each on a worker of its own.
-func (r *readAhead) start(a *analysis, dirs []dump.RankDir) {
-	if len(dirs) == 0 {
+// start reads dirs ahead, each on a worker of its own, up to n of those
+// not started yet.
+func (r *readAhead) start(a *analysis, dirs []dump.RankDir, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(dirs) == 0 || n <= 0 {
 		return
 	}
 	if r.scans == nil {
@@ -50,6 +62,9 @@ func (r *readAhead) start(a *analysis, dirs []dump.RankDir) {
 		if r.scans[d.Dir] != nil {
 			continue
 		}
+		if n--; n < 0 {
+			return
+		}
 		e := &earlyScan{done: make(chan struct{})}
 		r.scans[d.Dir] = e
 		r.wg.Add(1)
@@ -58,6 +73,7 @@ func (r *readAhead) start(a *analysis, dirs []dump.RankDir) {
 			defer close(e.done)
 			sc := a.scanner()
 			defer a.scanners.Put(sc)
+			defer a.slot()()
 			e.s = sc.scanFile(r.ctx, d, scanAll)
 		}()
 	}
@@ -68,6 +84,8 @@ func (r *readAhead) start(a *analysis, dirs []dump.RankDir) {
 // one read now. A scanAll scan serves scanUntilSevere too, which reads on
 // to the end of a file that holds no anomaly.
 func (r *readAhead) take(dirs []dump.RankDir, mode scanMode) []*earlyScan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := make([]*earlyScan, len(dirs))
 	if len(r.scans) == 0 {
 		return out
@@ -86,8 +104,10 @@ func (r *readAhead) take(dirs []dump.RankDir, mode scanMode) []*earlyScan {
 
 // stop cancels what is still read ahead and waits for it.
 func (r *readAhead) stop() {
+	r.mu.Lock()
 	if r.cancel != nil {
 		r.cancel()
 	}
+	r.mu.Unlock()
 	r.wg.Wait()
 }

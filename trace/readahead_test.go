@@ -79,6 +79,35 @@ func TestReadAheadKeepsTheVerdict(t *testing.T) {
 	}
 }
 
+// With fewer workers than a step has files, a worker that runs out of the
+// step's files while another still reads starts on the next step's: the
+// verdict is one worker's. (Which worker finishes last depends on the
+// timing, so the scans taken are counted over every real run, tens of
+// step ends, not asserted for each.)
+func TestReadAheadAtTheStepsEnd(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(fixtures(t), "msprobe-generated", "*", "mix"))
+	if len(dirs) == 0 {
+		t.Fatal("no msprobe-generated run")
+	}
+	var taken int64
+	for _, dir := range dirs {
+		want, _ := verdictJSON(t, Options{Path: dir, Jobs: 1})
+		before := runtime.NumGoroutine()
+		got, n := verdictJSON(t, Options{Path: dir, Jobs: 3}) // 4 ranks a step
+		taken += n
+		if got != want {
+			t.Errorf("%s: the verdict with 3 workers differs from one worker's\n got %s\nwant %s", dir, got, want)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("%s: %d goroutines run on after the trace", dir, n-before)
+		}
+	}
+	if taken == 0 {
+		t.Error("no worker read ahead at a step's end")
+	}
+	t.Logf("%d scans read ahead at steps' ends, over %d runs", taken, len(dirs))
+}
+
 // A node's summary is the same whether its idle workers read ahead.
 func TestReadAheadKeepsTheSummary(t *testing.T) {
 	dir := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "mix")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -129,8 +130,19 @@ type analysis struct {
 	prog   *progress
 	recs   *recordSet // joined summaries to read instead of the files
 
-	scanners sync.Pool // of *scanner: their buffers serve every step
-	ahead    readAhead
+	scanners  sync.Pool // of *scanner: their buffers serve every step
+	ahead     readAhead
+	slots     chan struct{} // one a file read (slot)
+	slotsOnce sync.Once
+}
+
+// slot waits until fewer than jobs files are read, by the step's
+// workers and the read-ahead together, and returns the call that says
+// this one is read.
+func (a *analysis) slot() (release func()) {
+	a.slotsOnce.Do(func() { a.slots = make(chan struct{}, a.jobs) })
+	a.slots <- struct{}{}
+	return func() { <-a.slots }
 }
 
 // scanner returns a worker's scanner, reused from an earlier step.
@@ -296,7 +308,9 @@ func (r *stepResult) wantsNext() bool {
 // scanStep reads every rank of one step, jobs files at a time, each worker
 // reusing its buffers. With scanUntilSevere, the first rank that meets an
 // anomaly stops the others. With scanAll, the workers the step leaves idle
-// start on next, the step the caller reads after it (readahead.go).
+// start on next, the step the caller reads after it: those a step of fewer
+// files than workers never uses, and each that runs out of the step's
+// files while another still reads (readahead.go).
 func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.RankDir) (map[int]*rankScan, error) {
 	if a.recs != nil {
 		return a.recs.scans(dirs, mode)
@@ -309,20 +323,33 @@ func (a *analysis) scanStep(dirs []dump.RankDir, mode scanMode, next []dump.Rank
 			todo = append(todo, i)
 		}
 	}
-	if mode == scanAll && len(dirs) < a.jobs {
-		a.ahead.start(a, next[:min(a.jobs-len(dirs), len(next))])
+	if mode != scanAll {
+		next = nil // a checking read ends the run or is followed by nothing read ahead
+	}
+	if len(dirs) < a.jobs {
+		a.ahead.start(a, next, a.jobs-len(dirs))
 	}
 	var colls collShare
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	work := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < min(a.jobs, len(todo)); w++ {
+	workers := min(a.jobs, len(todo))
+	var busy atomic.Int32
+	busy.Store(int32(workers))
+	for w := 0; w < workers; w++ {
 		g.Go(func() error {
 			sc := a.scanner()
 			defer a.scanners.Put(sc)
+			defer func() {
+				if busy.Add(-1) > 0 && gctx.Err() == nil {
+					a.ahead.start(a, next, 1) // the step's other files are still read
+				}
+			}()
 			for i := range work {
+				release := a.slot()
 				s := sc.scanFile(gctx, dirs[i], mode)
+				release()
 				colls.share(s)
 				a.prog.fileDone()
 				out[i] = s
