@@ -8,7 +8,9 @@
 # real dump.json; and each vector kernel the CPU has, AVX2 and AVX-512), the backward search for the last backward entry, the
 # tokenizer (every token; skipping entries, with and without the structural
 # index), the structural pass alone (vector and plain Go), the dump.json reader (summary
-# and details), and the whole trace of the demo run on one and two cores. Each reports MB/s and allocations. The raw
+# and details), the sizing of a plan's ops (the search for their names
+# against the reader), and the whole trace of the demo run on one and two
+# cores. Each reports MB/s and allocations. The raw
 # output goes to OUT, benchstat's summary to OUT with .benchstat; the
 # vector-against-scalar comparison of the byte search is printed last.
 #
@@ -20,7 +22,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr -s ' ' | tr 
 out=${1:-bench/results/stages-$cpu.txt}
 mkdir -p "$(dirname "$out")"
 {
-	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle|NeedleKernel' -count 6 -cpu 1
+	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle|NeedleKernel|Measure' -count 6 -cpu 1
 	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue|Classify' -count 6 -cpu 1
 	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"
@@ -29,6 +31,9 @@ cat "${out%.txt}.benchstat"
 echo
 echo "== the byte search, vector against scalar"
 benchstat -filter '.name:Prefilter' -col /search "$out"
+echo
+echo "== sizing a plan's ops: the search for their names against the reader"
+benchstat -filter '.name:Measure' -col /how "$out"
 echo
 echo "== the vector kernels, AVX2 against AVX-512 (where the CPU has it)"
 benchstat -filter '.name:(PrefilterKernel OR NeedleKernel)' -col /kernel "$out"

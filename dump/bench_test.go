@@ -153,7 +153,7 @@ func forwardOnlyDoc() []byte {
 func BenchmarkMeasure(b *testing.B) {
 	data := benchFile(b)
 	ops := []string{"Torch.sqrt"}
-	b.Run("search", func(b *testing.B) {
+	b.Run("how=search", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -162,7 +162,7 @@ func BenchmarkMeasure(b *testing.B) {
 			}
 		}
 	})
-	b.Run("reader", func(b *testing.B) {
+	b.Run("how=reader", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
