@@ -60,6 +60,11 @@ type Hits struct {
 	// whole. False says nothing: the search stops at the first such
 	// sequence, and once a hit that is no -inf in a forward call is seen.
 	NoBackward bool
+	// Partial: ScanUntilSevere stopped after the window holding the first
+	// hit that may be NaN or +Inf; the spans are those of the bytes before
+	// Searched, and Whole and NoBackward say nothing (both false).
+	Partial  bool
+	Searched int64
 }
 
 // Span is a part of a document, from From to To (both included).
@@ -120,9 +125,10 @@ type Prefilter struct {
 	carry int   // bytes kept from the previous window in front of it
 	first byte  // first byte that is not whitespace
 
-	needle bool     // a backward needle was seen, or need not be looked for
-	vector bool     // use the vector search where the CPU has it
-	masks  []uint64 // its output: block index and mask of the 32-byte blocks holding anchors
+	needle      bool     // a backward needle was seen, or need not be looked for
+	untilSevere bool     // ScanUntilSevere
+	vector      bool     // use the vector search where the CPU has it
+	masks       []uint64 // its output: block index and mask of the 32-byte blocks holding anchors
 	// kernel is the vector search: anchorMasks, or one of its kinds (tests)
 	kernel func(b []byte, start, blocks int, out []uint64) int
 
@@ -203,6 +209,17 @@ func (p *Prefilter) Scan(r io.Reader) (*Hits, error) {
 	return p.read(r)
 }
 
+// ScanUntilSevere is Scan stopped at the end of the window that holds the
+// first hit that may be NaN or +Inf (Hits.Partial), for a reader that
+// needs no more than the entries up to it, and knows to read the whole
+// file when those are not enough. Without such a hit it is Scan.
+func (p *Prefilter) ScanUntilSevere(r io.Reader) (*Hits, error) {
+	p.reset()
+	p.untilSevere = true
+	defer func() { p.untilSevere = false }()
+	return p.read(r)
+}
+
 // reset readies the Prefilter for a new document.
 func (p *Prefilter) reset() {
 	p.hits.Spans, p.gap = p.hits.Spans[:0], 0
@@ -215,6 +232,7 @@ func (p *Prefilter) reset() {
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
+	p.hits.Partial, p.hits.Searched = false, 0
 }
 
 // read searches what r holds, from where the windows searched so far end
@@ -225,6 +243,12 @@ func (p *Prefilter) read(r io.Reader) (*Hits, error) {
 		final := err == io.EOF || err == io.ErrUnexpectedEOF
 		if n > 0 && !p.feed(p.buf[:p.carry+n], final) {
 			p.hits.Whole = false
+			return &p.hits, nil
+		}
+		if p.untilSevere && p.hits.FirstSevere >= 0 && err == nil {
+			// the window's last contextLen bytes wait for the next
+			p.hits.Partial, p.hits.Searched = true, p.base-contextLen
+			p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
 			return &p.hits, nil
 		}
 		if final {

@@ -331,3 +331,58 @@ func TestPrefilterJudgesTheEndOfAFullLastWindow(t *testing.T) {
 		}
 	}
 }
+
+// ScanUntilSevere stops after the window holding the first hit that may be
+// NaN or +Inf: its spans are Scan's before Searched, its first severe hit
+// Scan's; without such a hit it is Scan.
+func TestScanUntilSevereIsScanUpToItsStop(t *testing.T) {
+	partial := 0
+	for _, f := range dumpFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{4096, 64 << 10} {
+			whole, err := NewPrefilter(w, 1<<16, testSearch).Scan(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(whole.Spans)
+			first, wholeDoc := whole.FirstSevere, whole.Whole
+			h, err := NewPrefilter(w, 1<<16, testSearch).ScanUntilSevere(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.FirstSevere != first {
+				t.Fatalf("%s (window %d): FirstSevere %d, Scan's %d", f, w, h.FirstSevere, first)
+			}
+			if !h.Partial {
+				if !slices.Equal(h.Spans, want) || h.Whole != wholeDoc {
+					t.Fatalf("%s (window %d): not partial, but spans %v differ from Scan's %v", f, w, h.Spans, want)
+				}
+				continue
+			}
+			partial++
+			if first < 0 || h.Searched <= first || h.Whole || h.NoBackward {
+				t.Fatalf("%s (window %d): partial with first severe %d, searched %d, whole %v, no backward %v",
+					f, w, first, h.Searched, h.Whole, h.NoBackward)
+			}
+			var before []Span
+			for _, sp := range want {
+				if sp.From < h.Searched {
+					before = append(before, Span{sp.From, min(sp.To, h.Searched-1)})
+				}
+			}
+			var got []Span
+			for _, sp := range h.Spans {
+				got = append(got, Span{sp.From, min(sp.To, h.Searched-1)})
+			}
+			if !slices.Equal(got, before) {
+				t.Fatalf("%s (window %d): spans before %d are %v, Scan's %v", f, w, h.Searched, got, before)
+			}
+		}
+	}
+	if partial == 0 {
+		t.Fatal("no search stopped early")
+	}
+}

@@ -39,8 +39,9 @@ type readAhead struct {
 
 // earlyScan is a scan started ahead; s is set when done is closed.
 type earlyScan struct {
-	done chan struct{}
-	s    *rankScan
+	done   chan struct{}
+	s      *rankScan
+	cancel context.CancelFunc
 }
 
 // aheadTaken counts the scans taken from those read ahead, for the tests.
@@ -65,16 +66,18 @@ func (r *readAhead) start(a *analysis, dirs []dump.RankDir, n int) {
 		if n--; n < 0 {
 			return
 		}
-		e := &earlyScan{done: make(chan struct{})}
+		ctx, cancel := context.WithCancel(r.ctx)
+		e := &earlyScan{done: make(chan struct{}), cancel: cancel}
 		r.scans[d.Dir] = e
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			defer close(e.done)
+			defer cancel()
 			sc := a.scanner()
 			defer a.scanners.Put(sc)
 			defer a.slot()()
-			e.s = sc.scanFile(r.ctx, d, scanAll)
+			e.s = sc.scanFile(ctx, d, scanAll)
 		}()
 	}
 }
@@ -82,7 +85,9 @@ func (r *readAhead) start(a *analysis, dirs []dump.RankDir, n int) {
 // take returns, by position in dirs, the scans started ahead for them (nil
 // for the others), and forgets every other: the step that was next is the
 // one read now. A scanAll scan serves scanUntilSevere too, which reads on
-// to the end of a file that holds no anomaly.
+// to the end of a file that holds no anomaly; but one still running is
+// cancelled instead (its file is read again the checking way, which stops
+// at the first anomaly: the step after an anomaly is full of them).
 func (r *readAhead) take(dirs []dump.RankDir, mode scanMode) []*earlyScan {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -92,10 +97,20 @@ func (r *readAhead) take(dirs []dump.RankDir, mode scanMode) []*earlyScan {
 	}
 	if mode != scanWhole {
 		for i, d := range dirs {
-			if e := r.scans[d.Dir]; e != nil {
-				out[i] = e
-				aheadTaken.Add(1)
+			e := r.scans[d.Dir]
+			if e == nil {
+				continue
 			}
+			if mode == scanUntilSevere {
+				select {
+				case <-e.done:
+				default:
+					e.cancel()
+					continue
+				}
+			}
+			out[i] = e
+			aheadTaken.Add(1)
 		}
 	}
 	clear(r.scans) // any left run to their end unseen (none, as the caller reads)

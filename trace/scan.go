@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
@@ -160,6 +161,9 @@ type scanner struct {
 	groups map[string][]int // one copy of each process group's ranks
 	ops    map[string]string
 	rd     *dump.Reader
+	// searchWhole: the byte search of a checking read goes to the end of
+	// the file (scanRankSearched)
+	searchWhole bool
 }
 
 func newScanner(p *policy.Policy, prog *progress) *scanner {
@@ -211,10 +215,19 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	opt := dump.ReaderOptions{WindowSize: windowFor(s.bytes)}
 	var hits *dump.Hits
 	if mode != scanWhole {
-		hits, err = sc.pf.Scan(src)
+		if mode == scanUntilSevere && !sc.searchWhole {
+			// what the walk needs to stop at the first anomaly; it reads the
+			// file again whole if the suspects searched are not one (partial)
+			hits, err = sc.pf.ScanUntilSevere(src)
+		} else {
+			hits, err = sc.pf.Scan(src)
+		}
 		if err != nil {
 			s.openErr = err
 			return s
+		}
+		if hits.Partial {
+			partialSearches.Add(1)
 		}
 		// what the search saw of statistics counts for the files it
 		// clears and for the entries the walk skips
@@ -235,7 +248,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			s.openErr = err
 			return s
 		}
-		if !hits.Whole || (hits.Tensors > 0 && hits.Stats == 0) {
+		if (!hits.Whole && !hits.Partial) || (hits.Tensors > 0 && hits.Stats == 0) {
 			hits = nil // damaged or stat-less: read every call, to say what is wrong
 		}
 	}
@@ -254,6 +267,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	legitNeg := -1
 	for rd2.Next() {
 		e := rd2.Entry()
+		if hits != nil && hits.Partial && e.End > hits.Searched {
+			return sc.scanRankSearched(ctx, rd, mode) // past what was searched, and no anomaly yet
+		}
 		s.entries++
 		n := dump.ParseName(e.Name)
 		if n.UnderscoreCounters && s.underscored == "" {
@@ -393,6 +409,9 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 			prevClean, prevName = e.Index, e.Name
 		}
 	}
+	if hits != nil && hits.Partial {
+		return sc.scanRankSearched(ctx, rd, mode) // the suspects searched were no anomaly
+	}
 	if err := rd2.Err(); err != nil {
 		var fe *dump.FormatError
 		switch {
@@ -414,6 +433,19 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	}
 	return s
 }
+
+// scanRankSearched reads a rank's file again, its byte search made whole.
+func (sc *scanner) scanRankSearched(ctx context.Context, rd dump.RankDir, mode scanMode) *rankScan {
+	sc.searchWhole = true
+	defer func() { sc.searchWhole = false }()
+	partialRescans.Add(1)
+	return sc.scanRank(ctx, rd, mode)
+}
+
+// partialSearches counts the searches stopped at their first severe
+// suspect, partialRescans the files read again because that was not
+// enough: for the tests.
+var partialSearches, partialRescans atomic.Int64
 
 // place records where an entry sits in the step: the backward entries'
 // span, the ops before the first of them, the entries after the last one,
