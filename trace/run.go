@@ -140,7 +140,7 @@ type analysis struct {
 // workers and the read-ahead together, and returns the call that says
 // this one is read.
 func (a *analysis) slot() (release func()) {
-	a.slotsOnce.Do(func() { a.slots = make(chan struct{}, a.jobs) })
+	a.slotsOnce.Do(func() { a.slots = make(chan struct{}, max(1, a.jobs)) })
 	a.slots <- struct{}{}
 	return func() { <-a.slots }
 }
