@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,4 +89,39 @@ func FuzzAnchorMasks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkVector(t, data)
 	})
+}
+
+// The kernel's masks, bit for bit, on random runs of blocks: a bit is set
+// exactly where a byte is an anchor that plausible accepts, and blocks
+// without one are left out.
+func TestAnchorMasksArePlausible(t *testing.T) {
+	if !haveAnchorMasks {
+		t.Skip("no vector search on this CPU: the scalar search is the only one")
+	}
+	rng := rand.New(rand.NewSource(7))
+	alphabet := []byte(`NaIinfyFYeE0123456789"\\ :,{}[]+-.ux` + "\n")
+	out := make([]uint64, 64)
+	for i := 0; i < 3000; i++ {
+		blocks := 1 + rng.Intn(9)
+		b := make([]byte, 2+32*blocks+2)
+		for j := range b {
+			b[j] = alphabet[rng.Intn(len(alphabet))]
+		}
+		var want []uint64
+		for j := 0; j < blocks; j++ {
+			var m uint64
+			for k := 0; k < 32; k++ {
+				if at := 2 + 32*j + k; isAnchor[b[at]] && plausible(b, at) {
+					m |= 1 << k
+				}
+			}
+			if m != 0 {
+				want = append(want, uint64(j)<<32|m)
+			}
+		}
+		n := anchorMasks(b, 2, blocks, out)
+		if !slices.Equal(out[:n], want) {
+			t.Fatalf("blocks of %q: masks %x, want %x", b, out[:n], want)
+		}
+	}
 }
