@@ -7,11 +7,15 @@ DATA classifyWeights<>+0(SB)/8, $0x8040201008040201
 DATA classifyWeights<>+8(SB)/8, $0x8040201008040201
 GLOBL classifyWeights<>(SB), RODATA|NOPTR, $16
 
-// MASK gathers the lanes (0xff or 0) of V0-V3, the 64 bytes of a block in
-// order, into a 64-bit mask stored at OFF(R2): each lane keeps its bit's
-// weight, and three rounds of pairwise adds sum each eight lanes into a
-// byte.
-#define MASK(OFF) \
+// MASK stores at OFF(R2) the 64-bit mask of the bytes of V10-V13, the 64
+// bytes of a block in order, that equal the bytes of C: each lane of the
+// comparisons keeps its bit's weight, and three rounds of pairwise adds sum
+// each eight lanes into a byte.
+#define MASK(C, OFF) \
+	VCMEQ C.B16, V10.B16, V0.B16 \
+	VCMEQ C.B16, V11.B16, V1.B16 \
+	VCMEQ C.B16, V12.B16, V2.B16 \
+	VCMEQ C.B16, V13.B16, V3.B16 \
 	VAND  V30.B16, V0.B16, V0.B16 \
 	VAND  V30.B16, V1.B16, V1.B16 \
 	VAND  V30.B16, V2.B16, V2.B16 \
@@ -50,34 +54,14 @@ TEXT ·classifyNEON(SB), NOSPLIT, $0-24
 loop:
 	VLD1.P 64(R0), [V10.B16, V11.B16, V12.B16, V13.B16]
 
-	VCMEQ V20.B16, V10.B16, V0.B16
-	VCMEQ V20.B16, V11.B16, V1.B16
-	VCMEQ V20.B16, V12.B16, V2.B16
-	VCMEQ V20.B16, V13.B16, V3.B16
-	MASK(0)
-
-	VCMEQ V21.B16, V10.B16, V0.B16
-	VCMEQ V21.B16, V11.B16, V1.B16
-	VCMEQ V21.B16, V12.B16, V2.B16
-	VCMEQ V21.B16, V13.B16, V3.B16
-	MASK(8)
-
+	MASK(V20, 0)
+	MASK(V21, 8)
 	VORR V22.B16, V10.B16, V10.B16
 	VORR V22.B16, V11.B16, V11.B16
 	VORR V22.B16, V12.B16, V12.B16
 	VORR V22.B16, V13.B16, V13.B16
-
-	VCMEQ V23.B16, V10.B16, V0.B16
-	VCMEQ V23.B16, V11.B16, V1.B16
-	VCMEQ V23.B16, V12.B16, V2.B16
-	VCMEQ V23.B16, V13.B16, V3.B16
-	MASK(16)
-
-	VCMEQ V24.B16, V10.B16, V0.B16
-	VCMEQ V24.B16, V11.B16, V1.B16
-	VCMEQ V24.B16, V12.B16, V2.B16
-	VCMEQ V24.B16, V13.B16, V3.B16
-	MASK(24)
+	MASK(V23, 16)
+	MASK(V24, 24)
 
 	ADD  $32, R2
 	SUB  $1, R1
