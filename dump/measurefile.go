@@ -39,6 +39,13 @@ type measureSearch struct {
 	ops    []string
 	indent int
 	buf    []byte
+
+	// the lines of json.dump(indent=N) output the search looks for, set
+	// with indent
+	line   []byte // an entry's: "\n", 2N spaces, '"'
+	member []byte // a member of the document after an object: "},\n", N spaces, '"'
+	close  []byte // the one that closes "data": "\n", N spaces, '}'
+	back   int    // how far a window reads past its end: the longest pattern
 }
 
 // measureWindow is how much of the document one read brings.
@@ -100,6 +107,13 @@ func (m *measureSearch) shape() (int64, error) {
 	if m.indent = documentIndent(head); m.indent == 0 {
 		return 0, errNotThatShape
 	}
+	m.line = entryLevelLine(nil, m.indent, '"')
+	m.member = []byte("},\n" + strings.Repeat(" ", m.indent) + `"`)
+	m.close = []byte("\n" + strings.Repeat(" ", m.indent) + "}")
+	m.back = len(m.member)
+	for _, op := range m.ops {
+		m.back = max(m.back, len(op))
+	}
 	open := "\n" + strings.Repeat(" ", m.indent) + `"data": {` + "\n"
 	i := bytes.Index(head, []byte(open))
 	if i < 0 {
@@ -113,8 +127,7 @@ func (m *measureSearch) shape() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	closing := "\n" + strings.Repeat(" ", m.indent) + "}\n}"
-	if !bytes.HasSuffix(bytes.TrimRight(tail, " \t\r\n"), []byte(closing)) {
+	if !bytes.HasSuffix(bytes.TrimRight(tail, " \t\r\n"), append(m.close[:len(m.close):len(m.close)], "\n}"...)) { // "data", then the document
 		return 0, errNotThatShape
 	}
 	return data, nil
@@ -160,14 +173,9 @@ func (m *measureSearch) entryStarts(data int64) ([]int64, error) {
 // searchWindow appends to starts the entry names of the window at pos
 // that start with one of the ops (see entryStarts), reading it into buf.
 func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]int64, error) {
-	line := entryLevelLine(nil, m.indent, '"')                     // an entry's line: "\n", 2N spaces, '"'
-	member := []byte("},\n" + strings.Repeat(" ", m.indent) + `"`) // a member of the document after an object
-	back := len(member)
-	for _, op := range m.ops {
-		back = max(back, len(op))
-	}
+	line, member := m.line, m.member
 	from := max(0, pos-int64(len(line)))
-	b, err := readAt(m.ra, buf, from, min(m.size, pos+measureWindow+int64(back)))
+	b, err := readAt(m.ra, buf, from, min(m.size, pos+measureWindow+int64(m.back)))
 	if err != nil {
 		return starts, err
 	}
@@ -199,10 +207,8 @@ func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]
 // what follows it in json.dump(indent=N) output: the next entry's line,
 // or the line that closes "data".
 func (m *measureSearch) entryEnds(end int64) bool {
-	next := append([]byte(","), entryLevelLine(nil, m.indent, '"')...)
-	last := []byte("\n" + strings.Repeat(" ", m.indent) + "}")
-	b, err := m.read(end, min(m.size, end+int64(len(next))))
-	return err == nil && (bytes.HasPrefix(b, next) || bytes.HasPrefix(b, last))
+	b, err := m.read(end, min(m.size, end+1+int64(len(m.line))))
+	return err == nil && ((len(b) > 0 && b[0] == ',' && bytes.HasPrefix(b[1:], m.line)) || bytes.HasPrefix(b, m.close))
 }
 
 // read returns the bytes [from, to) of the document, in m.buf.
