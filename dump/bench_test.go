@@ -23,12 +23,14 @@ func benchFile(b *testing.B) []byte {
 // reused from file to file as a trace's workers do.
 func BenchmarkReader(b *testing.B) {
 	data := benchFile(b)
-	for _, details := range []bool{false, true} {
-		name := "summary"
-		if details {
-			name = "details"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []struct {
+		name            string
+		details, tokens bool // tokens: with the tensors' direct read off
+	}{{"summary", false, false}, {"details", true, false}, {"summary-tokens", false, true}, {"details-tokens", true, true}} {
+		details := mode.details
+		b.Run(mode.name, func(b *testing.B) {
+			defer func(off bool) { tensorFastOff = off }(tensorFastOff)
+			tensorFastOff = mode.tokens
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			// one reader for every file, as each worker of a trace has

@@ -57,6 +57,11 @@ func fromReader(e *Entry, details bool) oEntry {
 	return o
 }
 
+// oracleFields are the fields of an entry, by member name.
+var oracleFields = map[string]Field{
+	"input_args": InputArgs, "input_kwargs": InputKwargs, "input": Input, "output": Output, "parameters": Parameters,
+}
+
 type oracle struct {
 	details bool
 	entries []oEntry
@@ -127,7 +132,7 @@ func (o *oracle) entry(name string, v *jsonoracle.Node) {
 			loc = slotLoc{field: ParamGrads, arg: i, key: m.Name, top: true}
 			o.push(m.Name)
 		} else {
-			f, ok := fieldByName[m.Name]
+			f, ok := oracleFields[m.Name]
 			if !ok {
 				f = FieldOther
 			}

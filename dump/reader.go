@@ -89,6 +89,7 @@ type Reader struct {
 	groupRanks []int
 	merged     map[mergeKey]int // summaries of values past MaxKept
 	closeLine  []byte           // the line that closes an entry, when ReaderOptions.Indent is set
+	direct     int              // objects read by tensorFast
 }
 
 // NewReader starts reading a dump.json from r.
@@ -333,12 +334,21 @@ func (r *Reader) skipRest() error {
 	return nil
 }
 
-var fieldByName = map[string]Field{
-	"input_args":   InputArgs,
-	"input_kwargs": InputKwargs,
-	"input":        Input,
-	"output":       Output,
-	"parameters":   Parameters,
+// fieldByName tells the field a member of an entry names.
+func fieldByName(key []byte) (Field, bool) {
+	switch string(key) {
+	case "input_args":
+		return InputArgs, true
+	case "input_kwargs":
+		return InputKwargs, true
+	case "input":
+		return Input, true
+	case "output":
+		return Output, true
+	case "parameters":
+		return Parameters, true
+	}
+	return FieldOther, false
 }
 
 // readEntry reads an entry's value.
@@ -395,10 +405,7 @@ func (r *Reader) readEntry() error {
 		case r.paramGrads:
 			loc = slotLoc{field: ParamGrads, arg: member, key: string(key), top: true}
 		default:
-			f, ok := fieldByName[string(key)]
-			if !ok {
-				f = FieldOther
-			}
+			f, _ := fieldByName(key)
 			loc = slotLoc{field: f, fieldLevel: true}
 		}
 		if e.Fields&(1<<loc.field) != 0 && !r.paramGrads {
@@ -612,7 +619,7 @@ func memberBit(key []byte) uint16 {
 	if string(key) == "is_nan" {
 		return 1 << 15
 	}
-	if f, ok := fieldByName[string(key)]; ok {
+	if f, ok := fieldByName(key); ok {
 		return 1 << f
 	}
 	return 0
@@ -660,7 +667,8 @@ func (r *Reader) object(loc slotLoc) error {
 	o.peer = -1
 	r.shape = r.shape[:0]
 	r.groupRanks = r.groupRanks[:0]
-	for member := 0; ; member++ {
+	fast := r.tensorFast(&o)
+	for member := 0; !fast; member++ {
 		tok, err := r.lx.Next()
 		if err != nil {
 			return err
@@ -962,15 +970,18 @@ func intern(b []byte) string {
 }
 
 func (r *Reader) readShape(o *objState) error {
-	return r.numbers(func(lit []byte) {
-		if len(lit) == 1 && lit[0] == '0' {
-			o.empty = true
-		}
-		if r.opt.Details {
-			n, _ := strconv.Atoi(string(lit))
-			r.shape = append(r.shape, n)
-		}
-	})
+	return r.numbers(func(lit []byte) { r.shapeItem(lit, o) })
+}
+
+// shapeItem takes one number of a shape.
+func (r *Reader) shapeItem(lit []byte, o *objState) {
+	if len(lit) == 1 && lit[0] == '0' {
+		o.empty = true
+	}
+	if r.opt.Details {
+		n, _ := strconv.Atoi(string(lit))
+		r.shape = append(r.shape, n)
+	}
 }
 
 func (r *Reader) readInts(dst *[]int) error {

@@ -1,0 +1,375 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/nanhunt/nanhunt/internal/jsonlex"
+)
+
+// Almost every object in a dump.json is a tensor's statistics with the same
+// few members: type, dtype, shape, Max, Min, Mean, Norm, requires_grad and
+// sometimes data_name. tensorFast reads such an object straight from the
+// read window, member names compared as bytes and values scanned in place,
+// instead of token by token; it fills objState exactly as object's member
+// loop would. Anything else (another member, a member twice, a name spelled
+// another way or escaped, a value of another kind, an object that does not
+// end in the window) makes it give up having consumed nothing, and the
+// member loop reads the object.
+
+// tensorFastOff turns the direct read off (tests compare the two).
+var tensorFastOff = false
+
+// The members tensorFast reads, as bits of the set it has seen.
+const (
+	tmType = 1 << iota
+	tmDtype
+	tmShape
+	tmMax
+	tmMin
+	tmMean
+	tmNorm
+	tmGrad
+	tmDataName
+)
+
+// tensorMember tells the member whose name (with its closing quote) starts
+// b, and the name's length with that quote; 0 for any other.
+func tensorMember(b []byte) (member uint16, n int) {
+	if len(b) < 14 {
+		return 0, 0 // the last member's name and value, then '}', are longer
+	}
+	switch b[0] {
+	case 't':
+		if string(b[:5]) == `type"` {
+			return tmType, 5
+		}
+	case 'd':
+		if string(b[:6]) == `dtype"` {
+			return tmDtype, 6
+		}
+		if string(b[:10]) == `data_name"` {
+			return tmDataName, 10
+		}
+	case 's':
+		if string(b[:6]) == `shape"` {
+			return tmShape, 6
+		}
+	case 'M':
+		switch string(b[:4]) {
+		case `Max"`:
+			return tmMax, 4
+		case `Min"`:
+			return tmMin, 4
+		}
+		if string(b[:5]) == `Mean"` {
+			return tmMean, 5
+		}
+	case 'N':
+		if string(b[:5]) == `Norm"` {
+			return tmNorm, 5
+		}
+	case 'r':
+		if string(b[:14]) == `requires_grad"` {
+			return tmGrad, 14
+		}
+	}
+	return 0, 0
+}
+
+// tensorFast reads the object just opened (its '{' was the last token) if
+// it is a tensor in the shape described above and lies whole in the window.
+func (r *Reader) tensorFast(o *objState) bool {
+
+	if tensorFastOff || !r.lx.AtFirstMember() || r.lx.Depth() >= maxDepth {
+		return false
+	}
+	b := r.lx.Pending()
+	t := o // the fresh state of object, given back as it was on failure
+	var seen uint16
+	oddStats := 0
+	// the whitespace before the first member, most often the one before
+	// each: compared as one word when it fits in one
+	var indent lineStart
+	for i := 0; ; {
+		if i == 0 {
+			i = space(b, 0)
+			indent.set(b[:i])
+		} else {
+			i = space(b, indent.skip(b, i))
+		}
+		if i >= len(b) || b[i] != '"' {
+			return r.tensorFastFails(o)
+		}
+		member, n := tensorMember(b[i+1:])
+		if member == 0 || seen&member != 0 {
+			return r.tensorFastFails(o)
+		}
+		seen |= member
+		i = space(b, i+1+n)
+		if i >= len(b) || b[i] != ':' {
+			return r.tensorFastFails(o)
+		}
+		if i++; i < len(b) && b[i] == ' ' {
+			i++ // Python's separator is ": "
+		}
+		i = space(b, i)
+		if i >= len(b) {
+			return r.tensorFastFails(o)
+		}
+		switch member {
+		case tmType, tmDtype, tmDataName:
+			s, end := directString(b, i)
+			if end < 0 {
+				return r.tensorFastFails(o)
+			}
+			switch member {
+			case tmType:
+				t.hasType, t.typ = true, intern(s)
+			case tmDtype:
+				t.tensorKeys = true
+				if r.opt.Details {
+					t.dtype = intern(s)
+				}
+			case tmDataName:
+				t.tensorKeys = true
+				if r.opt.Details {
+					t.dataName = intern(s)
+				}
+			}
+			i = end
+		case tmShape:
+			t.tensorKeys = true
+			end := r.directShape(b, i, t)
+			if end < 0 {
+				return r.tensorFastFails(o)
+			}
+			i = end
+		case tmGrad:
+			kind, end := directLiteral(b, i)
+			if kind != jsonlex.True && kind != jsonlex.False {
+				return r.tensorFastFails(o)
+			}
+			t.requiresGrad = kind == jsonlex.True
+			i = end
+		default: // a statistic
+			st, end := r.directStat(b, i)
+			if end < 0 {
+				return r.tensorFastFails(o)
+			}
+			t.tensorKeys = true
+			switch member {
+			case tmMax:
+				t.max = st
+				t.stats |= statBit('a')
+			case tmMin:
+				t.min = st
+				t.stats |= statBit('i')
+			case tmMean:
+				t.mean = st
+				t.stats |= statBit('e')
+			default:
+				t.norm = st
+				t.stats |= statBit('o')
+			}
+			if (member == tmMax || member == tmMin) && (st.Kind == StatOther || st.Kind == StatString) {
+				oddStats++
+			}
+			i = end
+		}
+		i = space(b, i)
+		if i >= len(b) {
+			return r.tensorFastFails(o)
+		}
+		switch b[i] {
+		case ',':
+			i++
+			continue
+		case '}':
+			if !r.lx.CloseObject(i + 1) {
+				return r.tensorFastFails(o)
+			}
+			r.e.OddStats += oddStats
+			r.direct++
+			return true
+		}
+		return r.tensorFastFails(o)
+	}
+}
+
+// tensorFastFails undoes what a direct read that gave up left behind: o as
+// object made it, the shape read so far.
+func (r *Reader) tensorFastFails(o *objState) bool {
+	*o = objState{firstTensor: o.firstTensor, firstArg: o.firstArg, peer: -1}
+	r.shape = r.shape[:0]
+	return false
+}
+
+// lineStart is the whitespace that starts the lines of an object's members.
+type lineStart struct {
+	b          []byte
+	word, mask uint64 // b as one little-endian word, when it fits in one
+}
+
+func (l *lineStart) set(b []byte) {
+	l.b = b
+	l.word, l.mask = 0, 0
+	if len(b) <= 8 {
+		for i, c := range b {
+			l.word |= uint64(c) << (8 * i)
+			l.mask |= 0xff << (8 * i)
+		}
+	}
+}
+
+// skip returns the index past the whitespace at b[i] if it is l, else i.
+func (l *lineStart) skip(b []byte, i int) int {
+	if l.mask != 0 && i+8 <= len(b) {
+		if binary.LittleEndian.Uint64(b[i:])&l.mask == l.word {
+			return i + len(l.b)
+		}
+		return i
+	}
+	if len(l.b) > 0 && bytes.HasPrefix(b[i:], l.b) {
+		return i + len(l.b)
+	}
+	return i
+}
+
+// directString reads the string at b[i] when it is short and has no escape
+// (what a type or dtype is): its bytes and the index past its closing quote,
+// or end -1.
+func directString(b []byte, i int) (s []byte, end int) {
+	if b[i] != '"' {
+		return nil, -1
+	}
+	j := jsonlex.ScanPlain(b, i+1)
+	if j >= len(b) || b[j] != '"' || j-i-1 > 4096 {
+		return nil, -1
+	}
+	return b[i+1 : j], j + 1
+}
+
+// directLiteral reads true, false, null, NaN, Infinity or -Infinity at b[i]:
+// its kind and the index past it, or kind 0 (jsonlex.EOF) when there is none.
+func directLiteral(b []byte, i int) (kind jsonlex.Kind, end int) {
+	var lit string
+	switch b[i] {
+	case 't':
+		lit, kind = "true", jsonlex.True
+	case 'f':
+		lit, kind = "false", jsonlex.False
+	case 'n':
+		lit, kind = "null", jsonlex.Null
+	case 'N':
+		lit, kind = "NaN", jsonlex.NaN
+	case 'I':
+		lit, kind = "Infinity", jsonlex.PosInf
+	case '-':
+		lit, kind = "-Infinity", jsonlex.NegInf
+	default:
+		return jsonlex.EOF, -1
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return jsonlex.EOF, -1
+	}
+	return kind, i + len(lit)
+}
+
+// directStat reads a statistic's value at b[i], a number or a literal, as
+// stat reads its token, and returns the index past it; end -1 for anything
+// else.
+func (r *Reader) directStat(b []byte, i int) (st Stat, end int) {
+	if c := b[i]; c == '-' || c-'0' < 10 {
+		end, exp := directNumber(b, i)
+		switch {
+		case end < 0 || end-i > 4096:
+		case !exp && !r.opt.Details && end-i < 24:
+			return Stat{Kind: StatNumber}, end // what numberStat says of it
+		default:
+			return numberStat(b[i:end], r.opt.Details), end
+		}
+	}
+	kind, end := directLiteral(b, i)
+	if end < 0 {
+		return Stat{}, -1
+	}
+	return r.stat(jsonlex.Token{Kind: kind}), end
+}
+
+// directNumber returns the end of the well-formed number at b[i] that is
+// followed within b by a byte that cannot continue it, as
+// jsonlex.ScanNumber, and whether it has an exponent; end -1 otherwise.
+func directNumber(b []byte, i int) (end int, exp bool) {
+	j := i
+	if b[j] == '-' {
+		j++
+	}
+	switch {
+	case j >= len(b):
+		return -1, false
+	case b[j] == '0':
+		j++
+	case b[j]-'1' < 9:
+		j = jsonlex.SkipDigits(b, j+1)
+	default:
+		return -1, false
+	}
+	if j < len(b) && b[j] == '.' {
+		k := j + 1
+		if j = jsonlex.SkipDigits(b, k); j == k {
+			return -1, false
+		}
+	}
+	if j < len(b) && b[j]|0x20 == 'e' {
+		// the rare case: the scanner of record checks it
+		return jsonlex.ScanNumber(b, i), true
+	}
+	if j >= len(b) || b[j] == '+' || b[j] == '-' || b[j] == '.' || b[j]-'0' < 10 {
+		return -1, false
+	}
+	return j, false
+}
+
+// directShape reads a shape's list of numbers at b[i] as readShape would
+// and returns the index past its ']', or -1 for anything else.
+func (r *Reader) directShape(b []byte, i int, t *objState) int {
+	if b[i] != '[' {
+		return -1
+	}
+	i = space(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) {
+			return -1
+		}
+		end := jsonlex.ScanNumber(b, i)
+		if end < 0 || end-i > 4096 {
+			return -1
+		}
+		r.shapeItem(b[i:end], t)
+		i = space(b, end)
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, i+1)
+		case ']':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// space returns the index of the first byte at or after i in b that is not
+// whitespace; the call is made only when there is some.
+func space(b []byte, i int) int {
+	if i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		return jsonlex.SkipSpace(b, i)
+	}
+	return i
+}

@@ -1,0 +1,169 @@
+package dump
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// entryCopy is an Entry with its slices copied out of the Reader's buffers.
+func entryCopy(e *Entry) Entry {
+	c := *e
+	c.Tensors = slices.Clone(e.Tensors)
+	for i := range c.Tensors {
+		c.Tensors[i].Shape = slices.Clone(c.Tensors[i].Shape)
+	}
+	c.Args = slices.Clone(e.Args)
+	for i := range c.Args {
+		c.Args[i].GroupRanks = slices.Clone(c.Args[i].GroupRanks)
+	}
+	c.Kwargs = slices.Clone(e.Kwargs)
+	return c
+}
+
+// readEntries reads data to its end with the tensors' direct read on or
+// off: the entries, the error's text, and how many objects were read
+// directly.
+func readEntries(data []byte, opt ReaderOptions, fast bool) (entries []Entry, err string, direct int) {
+	defer func(off bool) { tensorFastOff = off }(tensorFastOff)
+	tensorFastOff = !fast
+	r := NewReader(bytes.NewReader(data), opt)
+	for r.Next() {
+		entries = append(entries, entryCopy(r.Entry()))
+	}
+	if r.Err() != nil {
+		err = r.Err().Error()
+	}
+	return entries, err, r.direct
+}
+
+// sameStats compares entries as DeepEqual does, NaN equal to NaN.
+func sameEntries(a, b []Entry) bool {
+	nanless := func(es []Entry) []Entry {
+		for i := range es {
+			for j := range es[i].Tensors {
+				t := &es[i].Tensors[j]
+				for _, st := range []*Stat{&t.Max, &t.Min, &t.Mean, &t.Norm} {
+					if math.IsNaN(st.Value) {
+						st.Value = 12345.678
+					}
+				}
+			}
+			for j := range es[i].Args {
+				if math.IsNaN(es[i].Args[j].Num.Value) {
+					es[i].Args[j].Num.Value = 12345.678
+				}
+			}
+		}
+		return es
+	}
+	return reflect.DeepEqual(nanless(a), nanless(b))
+}
+
+// checkDirectLikeTokens holds the direct read to the token-by-token one on
+// one input, in both modes and at three windows, and returns how many
+// objects were read directly with the default window, in both modes.
+func checkDirectLikeTokens(t *testing.T, data []byte) int {
+	t.Helper()
+	n := 0
+	for _, opt := range []ReaderOptions{{}, {Details: true}, {WindowSize: 4096}, {Details: true, WindowSize: 97}} {
+		fast, ferr, direct := readEntries(data, opt, true)
+		slow, serr, _ := readEntries(data, opt, false)
+		if opt.WindowSize == 0 {
+			n += direct
+		}
+		if ferr != serr {
+			t.Fatalf("%+v: direct read ends with %q, tokens with %q", opt, ferr, serr)
+		}
+		if !sameEntries(fast, slow) {
+			for i := range min(len(fast), len(slow)) {
+				if !sameEntries(fast[i:i+1], slow[i:i+1]) {
+					t.Fatalf("%+v: entry %d:\ndirect %+v\ntokens %+v", opt, i, fast[i], slow[i])
+				}
+			}
+			t.Fatalf("%+v: %d entries read directly, %d by tokens", opt, len(fast), len(slow))
+		}
+	}
+	return n
+}
+
+// TestTensorDirectReadLikeTokens: on every real dump the Reader gives the
+// same entries, errors included, with the tensors read directly as token by
+// token, and most tensors are read directly.
+func TestTensorDirectReadLikeTokens(t *testing.T) {
+	direct, tensors := 0, 0
+	for i, f := range dumpFiles(t) {
+		if testing.Short() && i%5 != 0 {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct += checkDirectLikeTokens(t, data)
+		slow, _, _ := readEntries(data, ReaderOptions{}, false)
+		for _, e := range slow {
+			tensors += 2 * len(e.Tensors) // both modes
+		}
+	}
+	if tensors == 0 || direct < tensors*9/10 {
+		t.Errorf("%d of %d tensors read directly, want at least nine in ten", direct, tensors)
+	}
+}
+
+// TestTensorDirectReadGivesUp: every shape the direct read must leave to
+// the tokens gives what the tokens give.
+func TestTensorDirectReadGivesUp(t *testing.T) {
+	tensor := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -0.75, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}`
+	for _, tt := range []struct {
+		name, obj string
+		direct    bool
+	}{
+		{"plain", tensor, true},
+		{"indented", "{\n     \"type\": \"torch.Tensor\",\n     \"shape\": [\n      4,\n      0\n     ],\n     \"Max\": NaN,\n     \"Min\": -Infinity,\n     \"Mean\": null,\n     \"Norm\": Infinity\n    }", true},
+		{"bool statistics", `{"type": "torch.Tensor", "Max": true, "Min": false}`, true},
+		{"exponents", `{"Max": 1e308, "Min": -1e309, "Mean": 2.5E+400, "Norm": 1e-400}`, true},
+		{"empty shape", `{"type": "torch.Tensor", "shape": [], "Max": 0, "Min": 0}`, true},
+		{"data_name", `{"type": "torch.Tensor", "data_name": "x.pt", "Max": 0, "Min": 0}`, true},
+		{"member twice", `{"type": "torch.Tensor", "Max": 1, "Max": NaN, "Min": 0}`, false},
+		{"other member", `{"type": "torch.Tensor", "md5": "00", "Max": 1, "Min": 0}`, false},
+		{"lower case", `{"type": "torch.Tensor", "max": NaN, "Min": 0}`, false},
+		{"escaped name", `{"type": "torch.Tensor", "M\u0061x": NaN, "Min": 0}`, false},
+		{"escaped type", `{"type": "torch.Ten\u0073or", "Max": 1, "Min": 0}`, false},
+		{"string statistic", `{"type": "torch.Tensor", "Max": "nan", "Min": "1e5"}`, false},
+		{"list statistic", `{"type": "torch.Tensor", "Max": [1], "Min": 0}`, false},
+		{"shape of strings", `{"type": "torch.Tensor", "shape": ["4"], "Max": 1, "Min": 0}`, false},
+		{"typed scalar", `{"type": "int", "value": 3}`, false},
+		{"empty object", `{}`, false},
+		{"leading zero", `{"type": "torch.Tensor", "Max": 01, "Min": 0}`, false},
+		{"bad fraction", `{"type": "torch.Tensor", "Max": 1., "Min": 0}`, false},
+		{"trailing comma", `{"type": "torch.Tensor", "Max": 1, "Min": 0,}`, false},
+		{"no colon", `{"type" "torch.Tensor", "Max": 1, "Min": 0}`, false},
+		{"literal cut", `{"type": "torch.Tensor", "Max": Na, "Min": 0}`, false},
+		{"word after a number", `{"type": "torch.Tensor", "Max": 1x, "Min": 0}`, false},
+		{"requires_grad null", `{"type": "torch.Tensor", "Max": 1, "Min": 0, "requires_grad": null}`, false},
+		{"long number", `{"type": "torch.Tensor", "Max": 1.` + string(bytes.Repeat([]byte("1"), 5000)) + `, "Min": 0}`, false},
+		{"control character", "{\"type\": \"torch.\x01Tensor\", \"Max\": 1, \"Min\": 0}", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := []byte(fmt.Sprintf(`{"data": {"Torch.f.0.forward": {"input_args": [%s], "output": [%s]}}}`, tt.obj, tt.obj))
+			if direct := checkDirectLikeTokens(t, doc); (direct > 0) != tt.direct {
+				t.Errorf("%d objects read directly, want some: %v", direct, tt.direct)
+			}
+		})
+	}
+}
+
+// FuzzTensorDirect holds the direct read to the token-by-token one on any
+// input: the same entries, the same error.
+func FuzzTensorDirect(f *testing.F) {
+	f.Add([]byte(`{"data": {"Torch.f.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -0.75, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}], "output": [{"type": "torch.Tensor", "Max": NaN, "Min": -Infinity, "Mean": null, "Norm": 1e400, "data_name": "a"}]}}}`))
+	f.Add([]byte("{\n \"data\": {\n  \"Torch.f.0.forward\": {\n   \"output\": [\n    {\n     \"type\": \"torch.Tensor\",\n     \"shape\": [\n      4\n     ],\n     \"Max\": true,\n     \"Min\": false,\n     \"requires_grad\": true\n    }\n   ]\n  }\n }\n}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDirectLikeTokens(t, data)
+	})
+}
