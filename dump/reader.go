@@ -970,6 +970,7 @@ func intern(b []byte) string {
 }
 
 func (r *Reader) readShape(o *objState) error {
+	r.shape = r.shape[:0] // a shape written twice: the last one
 	return r.numbers(func(lit []byte) { r.shapeItem(lit, o) })
 }
 

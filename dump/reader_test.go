@@ -295,6 +295,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`{"data": {"Module.a.B.parameters_grad.0": {"w": [{"Max": Infinity, "Min": -Infinity}]}, "x.y.1.backward": {"input": [null], "output": [{"type": "torch.Tensor", "Max": "inf", "Min": "-inf", "md5": "00"}], "is_nan": 1}}}`))
 	f.Add([]byte(`{"data": {"Distributed.isend.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1e309, "Min": 0}, {"type": "int", "value": 1}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}}, "output": [{"class_type": "P2POp", "tensor": {"Max": -1e400, "Min": 0}, "op": "isend", "peer": 2}]}}, "framework": "pytorch"}`))
 	f.Add([]byte(`{"data": {"a.b.0.forward": {"input_kwargs": {"value": {"type": "float", "value": -Infinity}, "x": {"k": [{"type": "T", "shape": [0], "Max": null}]}}}}}`))
+	f.Add([]byte(`{"data": {"a.b.0.forward": {"output": [{"type": "torch.Tensor", "shape": [2], "Max": 1, "shape": [3, 4], "Min": 0}]}}}`)) // a shape twice: the last
 	f.Add([]byte("{\"data\": {\"e\\u0041.b.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", \"Max\": \"\\u006Ean\", \"Min\": 0}]}}}"))
 	if root, err := fixturedir.Root(); err == nil {
 		dir := filepath.Join(root, "msprobe-real", "mix-no-framework-key", "dump.json")

@@ -80,48 +80,60 @@ func tensorMember(b []byte) (member uint16, n int) {
 // tensorFast reads the object just opened (its '{' was the last token) if
 // it is a tensor in the shape described above and lies whole in the window.
 func (r *Reader) tensorFast(o *objState) bool {
-
-	if tensorFastOff || !r.lx.AtFirstMember() || r.lx.Depth() >= maxDepth {
+	if tensorFastOff || !r.lx.JustOpened() || r.lx.Depth() >= maxDepth {
 		return false
 	}
-	b := r.lx.Pending()
-	t := o // the fresh state of object, given back as it was on failure
+	end, odd := r.tensorMembers(r.lx.Pending(), 0, o)
+	if end < 0 || !r.lx.Close(end) {
+		*o = objState{firstTensor: o.firstTensor, firstArg: o.firstArg, peer: -1}
+		r.shape = r.shape[:0]
+		return false
+	}
+	r.e.OddStats += odd
+	r.direct++
+	return true
+}
+
+// tensorMembers reads into t the members of a tensor object from b[i],
+// just past its '{', as object's member loop would, and returns the index
+// past its '}' and the Max and Min that are no statistic; end -1 when it is
+// not a tensor as described above (t and r.shape then hold part of it).
+func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int) {
 	var seen uint16
-	oddStats := 0
 	// the whitespace before the first member, most often the one before
 	// each: compared as one word when it fits in one
 	var indent lineStart
-	for i := 0; ; {
-		if i == 0 {
-			i = space(b, 0)
-			indent.set(b[:i])
+	for first := true; ; first = false {
+		if first {
+			j := i
+			i = space(b, i)
+			indent.set(b[j:i])
 		} else {
 			i = space(b, indent.skip(b, i))
 		}
 		if i >= len(b) || b[i] != '"' {
-			return r.tensorFastFails(o)
+			return -1, 0
 		}
 		member, n := tensorMember(b[i+1:])
 		if member == 0 || seen&member != 0 {
-			return r.tensorFastFails(o)
+			return -1, 0
 		}
 		seen |= member
 		i = space(b, i+1+n)
 		if i >= len(b) || b[i] != ':' {
-			return r.tensorFastFails(o)
+			return -1, 0
 		}
 		if i++; i < len(b) && b[i] == ' ' {
 			i++ // Python's separator is ": "
 		}
-		i = space(b, i)
-		if i >= len(b) {
-			return r.tensorFastFails(o)
+		if i = space(b, i); i >= len(b) {
+			return -1, 0
 		}
 		switch member {
 		case tmType, tmDtype, tmDataName:
 			s, end := directString(b, i)
 			if end < 0 {
-				return r.tensorFastFails(o)
+				return -1, 0
 			}
 			switch member {
 			case tmType:
@@ -140,22 +152,20 @@ func (r *Reader) tensorFast(o *objState) bool {
 			i = end
 		case tmShape:
 			t.tensorKeys = true
-			end := r.directShape(b, i, t)
-			if end < 0 {
-				return r.tensorFastFails(o)
+			if i = r.directShape(b, i, t); i < 0 {
+				return -1, 0
 			}
-			i = end
 		case tmGrad:
 			kind, end := directLiteral(b, i)
 			if kind != jsonlex.True && kind != jsonlex.False {
-				return r.tensorFastFails(o)
+				return -1, 0
 			}
 			t.requiresGrad = kind == jsonlex.True
 			i = end
 		default: // a statistic
 			st, end := r.directStat(b, i)
 			if end < 0 {
-				return r.tensorFastFails(o)
+				return -1, 0
 			}
 			t.tensorKeys = true
 			switch member {
@@ -177,32 +187,18 @@ func (r *Reader) tensorFast(o *objState) bool {
 			}
 			i = end
 		}
-		i = space(b, i)
-		if i >= len(b) {
-			return r.tensorFastFails(o)
+		if i = space(b, i); i >= len(b) {
+			return -1, 0
 		}
 		switch b[i] {
 		case ',':
 			i++
-			continue
 		case '}':
-			if !r.lx.CloseObject(i + 1) {
-				return r.tensorFastFails(o)
-			}
-			r.e.OddStats += oddStats
-			r.direct++
-			return true
+			return i + 1, oddStats
+		default:
+			return -1, 0
 		}
-		return r.tensorFastFails(o)
 	}
-}
-
-// tensorFastFails undoes what a direct read that gave up left behind: o as
-// object made it, the shape read so far.
-func (r *Reader) tensorFastFails(o *objState) bool {
-	*o = objState{firstTensor: o.firstTensor, firstArg: o.firstArg, peer: -1}
-	r.shape = r.shape[:0]
-	return false
 }
 
 // lineStart is the whitespace that starts the lines of an object's members.

@@ -16,21 +16,26 @@ func (l *Lexer) Pending() []byte {
 	return l.buf[l.pos:]
 }
 
-// AtFirstMember reports whether the last token was an ObjectStart and
-// nothing has been consumed since: the state in which CloseObject may be
-// called.
-func (l *Lexer) AtFirstMember() bool {
-	return l.err == nil && l.state == stNameOrEnd && l.inObject && len(l.stack) > 0
+// JustOpened reports whether the last token was an ObjectStart or an
+// ArrayStart and nothing has been consumed since: the state in which Close
+// may be called.
+func (l *Lexer) JustOpened() bool {
+	return l.err == nil && len(l.stack) > 0 &&
+		(l.state == stNameOrEnd && l.inObject || l.state == stValueOrEnd && !l.inObject)
 }
 
-// CloseObject consumes the first n bytes of Pending, which the caller has
-// checked to be the members of the object just opened (AtFirstMember)
-// followed by its closing '}', as Next would have read them. The lexer is
-// then where Next would be after that '}'. It reports false, consuming
-// nothing, when the lexer is not at an object's first member or the n-th
-// pending byte is not '}'.
-func (l *Lexer) CloseObject(n int) bool {
-	if !l.AtFirstMember() || n <= 0 || l.pos+n > len(l.buf) || l.buf[l.pos+n-1] != '}' {
+// Close consumes the first n bytes of Pending, which the caller has
+// checked to be the contents of the object or array just opened
+// (JustOpened) followed by its closing '}' or ']', as Next would have read
+// them. The lexer is then where Next would be after that bracket. It
+// reports false, consuming nothing, when the lexer is not just past an
+// opening bracket or the n-th pending byte is not the closing one.
+func (l *Lexer) Close(n int) bool {
+	want := byte(']')
+	if l.inObject {
+		want = '}'
+	}
+	if !l.JustOpened() || n <= 0 || l.pos+n > len(l.buf) || l.buf[l.pos+n-1] != want {
 		return false
 	}
 	end := l.pos + n
