@@ -8,7 +8,7 @@
 # real dump.json; and each vector kernel the CPU has, AVX2 and AVX-512), the backward search for the last backward entry, the
 # tokenizer (every token; skipping entries, with and without the structural
 # index), the structural pass alone (vector and plain Go), the dump.json reader (summary
-# and details), the sizing of a plan's ops (the search for their names
+# and details, the tensors read directly and token by token), the sizing of a plan's ops (the search for their names
 # against the reader), and the whole trace of the demo run on one and two
 # cores. Each reports MB/s and allocations. The raw
 # output goes to OUT, benchstat's summary to OUT with .benchstat; the
@@ -34,6 +34,9 @@ benchstat -filter '.name:Prefilter' -col /search "$out"
 echo
 echo "== sizing a plan's ops: the search for their names against the reader"
 benchstat -filter '.name:Measure' -col /how "$out"
+echo
+echo "== the reader: tensors read straight from the window against token by token"
+benchstat -filter '.name:Reader' -col /read "$out"
 echo
 echo "== the vector kernels, AVX2 against AVX-512 (where the CPU has it)"
 benchstat -filter '.name:(PrefilterKernel OR NeedleKernel)' -col /kernel "$out"

@@ -19,14 +19,16 @@ func benchFile(b *testing.B) []byte {
 }
 
 // BenchmarkReader reads a real dump.json entry by entry (summary mode, what
-// the scan uses), reporting MB/s and allocations per file, with one reader
-// reused from file to file as a trace's workers do.
+// the scan uses, and details), reporting MB/s and allocations per file, with
+// one reader reused from file to file as a trace's workers do; read=direct
+// reads the tensors' statistics straight from the window (what the Reader
+// does), read=tokens token by token.
 func BenchmarkReader(b *testing.B) {
 	data := benchFile(b)
 	for _, mode := range []struct {
 		name            string
 		details, tokens bool // tokens: with the tensors' direct read off
-	}{{"summary", false, false}, {"details", true, false}, {"summary-tokens", false, true}, {"details-tokens", true, true}} {
+	}{{"summary/read=direct", false, false}, {"details/read=direct", true, false}, {"summary/read=tokens", false, true}, {"details/read=tokens", true, true}} {
 		details := mode.details
 		b.Run(mode.name, func(b *testing.B) {
 			defer func(off bool) { tensorFastOff = off }(tensorFastOff)

@@ -107,7 +107,7 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 		if first {
 			j := i
 			i = space(b, i)
-			indent.set(b[j:i])
+			indent.set(b[j:i], b, j)
 		} else {
 			i = space(b, indent.skip(b, i))
 		}
@@ -207,14 +207,15 @@ type lineStart struct {
 	word, mask uint64 // b as one little-endian word, when it fits in one
 }
 
-func (l *lineStart) set(b []byte) {
-	l.b = b
+func (l *lineStart) set(line []byte, b []byte, i int) {
+	l.b = line
 	l.word, l.mask = 0, 0
-	if len(b) <= 8 {
-		for i, c := range b {
-			l.word |= uint64(c) << (8 * i)
-			l.mask |= 0xff << (8 * i)
+	if len(line) <= 8 && i+8 <= len(b) {
+		l.mask = 1<<(8*len(line)) - 1
+		if len(line) == 8 {
+			l.mask = ^uint64(0)
 		}
+		l.word = binary.LittleEndian.Uint64(b[i:]) & l.mask
 	}
 }
 
@@ -333,10 +334,13 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 	if b[i] != '[' {
 		return -1
 	}
-	i = space(b, i+1)
+	j := i + 1
+	i = space(b, j)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
+	var item lineStart // the whitespace before the first item, most often before each
+	item.set(b[j:i], b, j)
 	for {
 		if i >= len(b) {
 			return -1
@@ -352,7 +356,7 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 		}
 		switch b[i] {
 		case ',':
-			i = space(b, i+1)
+			i = space(b, item.skip(b, i+1))
 		case ']':
 			return i + 1
 		default:
@@ -362,9 +366,10 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 }
 
 // space returns the index of the first byte at or after i in b that is not
-// whitespace; the call is made only when there is some.
+// whitespace; the call is made only when there may be some (JSON's four
+// whitespace bytes are at most ' ').
 func space(b []byte, i int) int {
-	if i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+	if i < len(b) && b[i] <= ' ' {
 		return jsonlex.SkipSpace(b, i)
 	}
 	return i
