@@ -83,13 +83,14 @@ type Reader struct {
 	index int
 	err   error
 
-	paramGrads bool     // the current entry is a parameters_grad entry
-	path       []string // slot path below the field (details only)
-	shape      []int
-	groupRanks []int
-	merged     map[mergeKey]int // summaries of values past MaxKept
-	closeLine  []byte           // the line that closes an entry, when ReaderOptions.Indent is set
-	direct     int              // objects read by tensorFast
+	paramGrads    bool     // the current entry is a parameters_grad entry
+	path          []string // slot path below the field (details only)
+	shape         []int
+	groupRanks    []int
+	merged        map[mergeKey]int // summaries of values past MaxKept
+	closeLine     []byte           // the line that closes an entry, when ReaderOptions.Indent is set
+	direct        int              // objects read straight from the window
+	directEntries int              // entries read so
 }
 
 // NewReader starts reading a dump.json from r.
@@ -196,6 +197,10 @@ func (r *Reader) Next() bool {
 		return true
 	}
 	cuts := r.lx.Cuts()
+	if r.entryFast() {
+		e.End = r.lx.InputOffset()
+		return true
+	}
 	if err := r.readEntry(); err != nil {
 		r.fail(err, e.Name)
 		return false

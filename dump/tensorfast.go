@@ -31,28 +31,29 @@ const (
 	tmNorm
 	tmGrad
 	tmDataName
+	tmValue // a typed scalar's value
 )
 
 // tensorMember tells the member whose name (with its closing quote) starts
 // b, and the name's length with that quote; 0 for any other.
 func tensorMember(b []byte) (member uint16, n int) {
-	if len(b) < 14 {
-		return 0, 0 // the last member's name and value, then '}', are longer
+	if len(b) < 4 {
+		return 0, 0
 	}
 	switch b[0] {
 	case 't':
-		if string(b[:5]) == `type"` {
+		if has(b, `type"`) {
 			return tmType, 5
 		}
 	case 'd':
-		if string(b[:6]) == `dtype"` {
+		if has(b, `dtype"`) {
 			return tmDtype, 6
 		}
-		if string(b[:10]) == `data_name"` {
+		if has(b, `data_name"`) {
 			return tmDataName, 10
 		}
 	case 's':
-		if string(b[:6]) == `shape"` {
+		if has(b, `shape"`) {
 			return tmShape, 6
 		}
 	case 'M':
@@ -62,20 +63,27 @@ func tensorMember(b []byte) (member uint16, n int) {
 		case `Min"`:
 			return tmMin, 4
 		}
-		if string(b[:5]) == `Mean"` {
+		if has(b, `Mean"`) {
 			return tmMean, 5
 		}
 	case 'N':
-		if string(b[:5]) == `Norm"` {
+		if has(b, `Norm"`) {
 			return tmNorm, 5
 		}
 	case 'r':
-		if string(b[:14]) == `requires_grad"` {
+		if has(b, `requires_grad"`) {
 			return tmGrad, 14
+		}
+	case 'v':
+		if has(b, `value"`) {
+			return tmValue, 6
 		}
 	}
 	return 0, 0
 }
+
+// has reports whether b starts with lit.
+func has(b []byte, lit string) bool { return len(b) >= len(lit) && string(b[:len(lit)]) == lit }
 
 // tensorFast reads the object just opened (its '{' was the last token) if
 // it is a tensor in the shape described above and lies whole in the window.
@@ -153,6 +161,15 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 		case tmShape:
 			t.tensorKeys = true
 			if i = r.directShape(b, i, t); i < 0 {
+				return -1, 0
+			}
+		case tmValue:
+			// as readScalar, after a type; before one the member loop
+			// reads it otherwise
+			if !t.hasType && !t.tensorKeys {
+				return -1, 0
+			}
+			if i = r.directScalar(b, i, t); i < 0 {
 				return -1, 0
 			}
 		case tmGrad:
@@ -245,6 +262,43 @@ func directString(b []byte, i int) (s []byte, end int) {
 		return nil, -1
 	}
 	return b[i+1 : j], j + 1
+}
+
+// directScalar reads a typed scalar's value at b[i] into t as readScalar
+// does, and returns the index past it; -1 for a value it does not read (a
+// list, an object, an escaped or long string).
+func (r *Reader) directScalar(b []byte, i int, t *objState) int {
+	switch c := b[i]; {
+	case c == '"':
+		s, end := directString(b, i)
+		if end < 0 {
+			return -1
+		}
+		if st := stringStat(s); st.Class != 0 {
+			t.num = st
+		}
+		if len(s) <= 256 {
+			t.str = intern(s)
+		}
+		t.hasValue = true
+		return end
+	case c == '-' || c-'0' < 10:
+		if end := jsonlex.ScanNumber(b, i); end > 0 && end-i <= 4096 {
+			t.num, t.hasValue = numberStat(b[i:end], true), true
+			return end
+		}
+	}
+	kind, end := directLiteral(b, i)
+	switch {
+	case end < 0:
+		return -1
+	case kind == jsonlex.Null:
+		t.null = true
+	default:
+		t.num = r.stat(jsonlex.Token{Kind: kind})
+	}
+	t.hasValue = true
+	return end
 }
 
 // directLiteral reads true, false, null, NaN, Infinity or -Infinity at b[i]:

@@ -92,10 +92,10 @@ func checkDirectLikeTokens(t *testing.T, data []byte) int {
 }
 
 // TestTensorDirectReadLikeTokens: on every real dump the Reader gives the
-// same entries, errors included, with the tensors read directly as token by
-// token, and most tensors are read directly.
+// same entries, errors included, with the tensors and entries read directly
+// as token by token, and most of them are read directly.
 func TestTensorDirectReadLikeTokens(t *testing.T) {
-	direct, tensors := 0, 0
+	direct, tensors, directEntries, entries := 0, 0, 0, 0
 	for i, f := range dumpFiles(t) {
 		if testing.Short() && i%5 != 0 {
 			continue
@@ -107,12 +107,21 @@ func TestTensorDirectReadLikeTokens(t *testing.T) {
 		direct += checkDirectLikeTokens(t, data)
 		slow, _, _ := readEntries(data, ReaderOptions{}, false)
 		for _, e := range slow {
-			tensors += 2 * len(e.Tensors) // both modes
+			tensors += 2 * (len(e.Tensors) + len(e.Args)) // both modes
 		}
+		r := NewReader(bytes.NewReader(data), ReaderOptions{})
+		for r.Next() {
+			entries++
+		}
+		directEntries += r.directEntries
 	}
 	if tensors == 0 || direct < tensors*9/10 {
-		t.Errorf("%d of %d tensors read directly, want at least nine in ten", direct, tensors)
+		t.Errorf("%d of %d tensors and typed values read directly, want at least nine in ten", direct, tensors)
 	}
+	if directEntries < entries*3/4 {
+		t.Errorf("%d of %d entries read directly, want at least three in four", directEntries, entries)
+	}
+	t.Logf("%d of %d tensors and typed values, %d of %d entries read directly", direct, tensors, directEntries, entries)
 }
 
 // TestTensorDirectReadGivesUp: every shape the direct read must leave to
@@ -137,7 +146,11 @@ func TestTensorDirectReadGivesUp(t *testing.T) {
 		{"string statistic", `{"type": "torch.Tensor", "Max": "nan", "Min": "1e5"}`, false},
 		{"list statistic", `{"type": "torch.Tensor", "Max": [1], "Min": 0}`, false},
 		{"shape of strings", `{"type": "torch.Tensor", "shape": ["4"], "Max": 1, "Min": 0}`, false},
-		{"typed scalar", `{"type": "int", "value": 3}`, false},
+		{"typed scalar", `{"type": "int", "value": 3}`, true},
+		{"typed scalars", `{"type": "float", "value": -Infinity}, {"type": "str", "value": "nan"}, {"type": "bool", "value": true}, {"type": "NoneType", "value": null}, {"type": "float", "value": 1e999}`, true},
+		{"value before type", `{"value": 3, "type": "int"}`, false},
+		{"a list as value", `{"type": "slice", "value": [1, 2, null]}`, false},
+		{"escaped value", `{"type": "str", "value": "a\nb"}`, false},
 		{"empty object", `{}`, false},
 		{"leading zero", `{"type": "torch.Tensor", "Max": 01, "Min": 0}`, false},
 		{"bad fraction", `{"type": "torch.Tensor", "Max": 1., "Min": 0}`, false},
@@ -163,7 +176,47 @@ func TestTensorDirectReadGivesUp(t *testing.T) {
 func FuzzTensorDirect(f *testing.F) {
 	f.Add([]byte(`{"data": {"Torch.f.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -0.75, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}], "output": [{"type": "torch.Tensor", "Max": NaN, "Min": -Infinity, "Mean": null, "Norm": 1e400, "data_name": "a"}]}}}`))
 	f.Add([]byte("{\n \"data\": {\n  \"Torch.f.0.forward\": {\n   \"output\": [\n    {\n     \"type\": \"torch.Tensor\",\n     \"shape\": [\n      4\n     ],\n     \"Max\": true,\n     \"Min\": false,\n     \"requires_grad\": true\n    }\n   ]\n  }\n }\n}"))
+	f.Add([]byte(`{"data": {"Torch.f.0.forward": {"input_args": [{"type": "torch.Tensor", "shape": [2], "Max": 1, "Min": 0}, null, {"type": "int", "value": 1}], "input_kwargs": {"k": {"type": "str", "value": "nan"}, "group": null}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": 0}], "parameters": {"weight": {"type": "torch.Tensor", "Max": 1, "Min": 0}}, "is_recompute": true}, "Torch.f.0.backward": {"input": [], "output": [null]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDirectLikeTokens(t, data)
 	})
+}
+
+// TestEntryDirectRead: entries of every shape readEntry reads give what
+// it gives, read directly where entryFast can and by tokens where it
+// cannot.
+func TestEntryDirectRead(t *testing.T) {
+	tensor := `{"type": "torch.Tensor", "shape": [2], "Max": NaN, "Min": 0}`
+	for _, tt := range []struct {
+		name, entry string
+		direct      bool
+	}{
+		{"fields", `{"input_args": [` + tensor + `, null, {"type": "int", "value": 1}], "input_kwargs": {"k": ` + tensor + `, "group": null}, "output": [` + tensor + `], "parameters": {"weight": ` + tensor + `}, "is_recompute": true}`, true},
+		{"backward", `{"input": [` + tensor + `], "output": [null, ` + tensor + `]}`, true},
+		{"empty lists", `{"input_args": [], "input_kwargs": {}, "output": []}`, true},
+		{"indented", "{\n   \"input_args\": [\n    " + tensor + "\n   ],\n   \"input_kwargs\": {\n    \"group\": null\n   }\n  }", true},
+		{"empty entry", `{}`, false},
+		{"a field twice", `{"output": [` + tensor + `], "output": [null]}`, false},
+		{"is_nan", `{"output": [` + tensor + `], "is_nan": 1}`, false},
+		{"output as a dict", `{"output": {"0": ` + tensor + `}}`, false},
+		{"a list in a slot", `{"input_args": [[` + tensor + `]]}`, false},
+		{"a process group", `{"input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}}}`, false},
+		{"a number in a slot", `{"input_args": [1.5]}`, false},
+		{"other member", `{"output": [` + tensor + `], "stack": "x"}`, false},
+		{"escaped kwarg", `{"input_kwargs": {"k\u0041": ` + tensor + `}}`, false},
+		{"recompute null", `{"output": [` + tensor + `], "is_recompute": null}`, false},
+		{"trailing comma", `{"output": [` + tensor + `,]}`, false},
+		{"bad null", `{"output": [nul]}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := []byte(`{"data": {"Torch.f.0.forward": ` + tt.entry + `, "Module.m.Linear.backward.0": ` + tt.entry + `}}`)
+			checkDirectLikeTokens(t, doc)
+			r := NewReader(bytes.NewReader(doc), ReaderOptions{})
+			for r.Next() {
+			}
+			if (r.directEntries > 0) != tt.direct {
+				t.Errorf("%d entries read directly, want some: %v", r.directEntries, tt.direct)
+			}
+		})
+	}
 }

@@ -63,3 +63,29 @@ func SkipSpace(b []byte, i int) int { return skipSpace(b, i) }
 // SkipDigits returns the index of the first byte at or after i in b that
 // is not an ASCII digit, or len(b).
 func SkipDigits(b []byte, i int) int { return skipDigits(b, i) }
+
+// AtValue reports whether the lexer waits for a value inside an object,
+// after a member name and its colon: the state in which ConsumeValue may be
+// called.
+func (l *Lexer) AtValue() bool {
+	return l.err == nil && l.state == stValue && l.inObject && len(l.stack) > 0
+}
+
+// ConsumeValue consumes the first n bytes of Pending, which the caller has
+// checked to be whitespace and then one object or array, as Next would have
+// read them (AtValue). The lexer is then where Next would be after that
+// value's closing bracket. It reports false, consuming nothing, when the
+// lexer does not wait for a value or the n-th pending byte is not '}' or
+// ']'.
+func (l *Lexer) ConsumeValue(n int) bool {
+	if !l.AtValue() || n <= 0 || l.pos+n > len(l.buf) {
+		return false
+	}
+	if c := l.buf[l.pos+n-1]; c != '}' && c != ']' {
+		return false
+	}
+	end := l.pos + n
+	l.end = l.base + int64(end)
+	l.pos = l.afterValueAt(end)
+	return true
+}

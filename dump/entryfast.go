@@ -1,0 +1,268 @@
+package dump
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/jsonlex"
+)
+
+// Most entries hold nothing but the fields msprobe writes (input_args,
+// input and output as lists of slots, input_kwargs and parameters as
+// objects of slots, is_recompute), each slot a tensor, a typed scalar or
+// null. entryFast reads such an entry's value straight from the read
+// window, each slot as tensorFast reads one, and gives what readEntry
+// gives. At anything else (another member, a member twice, a slot of
+// another kind, an entry that does not end in the window) it gives up: the
+// entry is reset to its name, nothing was consumed, and readEntry reads it.
+
+// entryField tells the member of an entry whose name (with its closing
+// quote) starts b: a field, or recompute for is_recompute; n is the name's
+// length with the quote, 0 for any other member.
+func entryField(b []byte) (f Field, recompute bool, n int) {
+	switch {
+	case has(b, `input_args"`):
+		return InputArgs, false, 11
+	case has(b, `output"`):
+		return Output, false, 7
+	case has(b, `input_kwargs"`):
+		return InputKwargs, false, 13
+	case has(b, `input"`):
+		return Input, false, 6
+	case has(b, `parameters"`):
+		return Parameters, false, 11
+	case has(b, `is_recompute"`):
+		return 0, true, 13
+	}
+	return 0, false, 0
+}
+
+// entryFast reads the value of the entry just named (Next has set its
+// name, offset and index).
+func (r *Reader) entryFast() bool {
+	e := &r.e
+	if tensorFastOff || !r.lx.AtValue() || r.lx.Depth()+4 > maxDepth || strings.Contains(e.Name, ".parameters_grad.") {
+		return false
+	}
+	direct := r.direct
+	r.path = r.path[:0]
+	end := r.entryMembers(r.lx.Pending())
+	if end < 0 || !r.lx.ConsumeValue(end) {
+		e.reset()
+		clear(r.merged)
+		r.path, r.shape, r.groupRanks = r.path[:0], r.shape[:0], r.groupRanks[:0]
+		r.direct = direct
+		return false
+	}
+	r.paramGrads = false
+	r.directEntries++
+	return true
+}
+
+// entryMembers reads an entry's object from b[0] and returns the index
+// past its '}', or -1.
+func (r *Reader) entryMembers(b []byte) int {
+	e := &r.e
+	i := space(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	i++
+	var seen uint16 // the fields, and bit 15 for is_recompute
+	var line lineStart
+	for first := true; ; first = false {
+		if first {
+			j := i
+			i = space(b, i)
+			line.set(b[j:i], b, j)
+		} else {
+			i = space(b, line.skip(b, i))
+		}
+		if i >= len(b) || b[i] != '"' {
+			return -1 // an empty entry too: rare, read by readEntry
+		}
+		f, recompute, n := entryField(b[i+1:])
+		bit := uint16(1) << f
+		if recompute {
+			bit = 1 << 15
+		}
+		if n == 0 || seen&bit != 0 {
+			return -1
+		}
+		seen |= bit
+		if i = colon(b, i+1+n); i < 0 {
+			return -1
+		}
+		switch {
+		case recompute:
+			kind, end := directLiteral(b, i)
+			if kind != jsonlex.True && kind != jsonlex.False {
+				return -1
+			}
+			e.Recompute = kind == jsonlex.True
+			i = end
+		case isPositional(f):
+			i = r.slotList(b, i, slotLoc{field: f, fieldLevel: true})
+		default:
+			i = r.slotObject(b, i, slotLoc{field: f, fieldLevel: true})
+		}
+		if i < 0 {
+			return -1
+		}
+		if !recompute {
+			e.Fields |= 1 << f
+			if f == Output {
+				e.HasOutput = true
+			}
+		}
+		if i = space(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// colon passes over the whitespace, the colon and the whitespace after a
+// member name that ends before b[i]; -1 when there is no colon or nothing
+// after it.
+func colon(b []byte, i int) int {
+	if i = space(b, i); i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	if i++; i < len(b) && b[i] == ' ' {
+		i++ // Python's separator is ": "
+	}
+	if i = space(b, i); i >= len(b) {
+		return -1
+	}
+	return i
+}
+
+// slotList reads a positional field's list of slots at b[i], as value
+// does, and returns the index past its ']', or -1.
+func (r *Reader) slotList(b []byte, i int, loc slotLoc) int {
+	if b[i] != '[' {
+		return -1
+	}
+	j := i + 1
+	i = space(b, j)
+	var line lineStart
+	line.set(b[j:i], b, j)
+	if i < len(b) && b[i] == ']' {
+		i++
+		if loc.field == InputArgs {
+			r.e.NumArgs = 0
+		}
+		return i
+	}
+	for k := 0; ; k++ {
+		if i >= len(b) {
+			return -1
+		}
+		path := ""
+		if r.opt.Details {
+			path = strconv.Itoa(k)
+		}
+		if i = r.slot1(b, i, loc.child(k, ""), path); i < 0 {
+			return -1
+		}
+		if i = space(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, line.skip(b, i+1))
+		case ']':
+			if loc.field == InputArgs {
+				r.e.NumArgs = k + 1
+			}
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// slotObject reads input_kwargs or parameters at b[i], an object of slots,
+// as slotDict does, and returns the index past its '}', or -1.
+func (r *Reader) slotObject(b []byte, i int, loc slotLoc) int {
+	if b[i] != '{' {
+		return -1
+	}
+	j := i + 1
+	i = space(b, j)
+	var line lineStart
+	line.set(b[j:i], b, j)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for member := 0; ; member++ {
+		if i >= len(b) {
+			return -1
+		}
+		s, end := directString(b, i)
+		if end < 0 {
+			return -1
+		}
+		name := intern(s)
+		if loc.field == InputKwargs {
+			r.addKwarg(name)
+		}
+		if i = colon(b, end); i < 0 {
+			return -1
+		}
+		if i = r.slot1(b, i, loc.child(member, name), name); i < 0 {
+			return -1
+		}
+		if i = space(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = space(b, line.skip(b, i+1))
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// slot1 reads one slot at b[i], a tensor, a typed scalar or null, as value
+// does with the slot's path element, and returns the index past it, or -1.
+func (r *Reader) slot1(b []byte, i int, loc slotLoc, path string) int {
+	e := &r.e
+	switch b[i] {
+	case '{':
+		o := objState{firstTensor: len(e.Tensors), firstArg: len(e.Args), peer: -1}
+		r.shape, r.groupRanks = r.shape[:0], r.groupRanks[:0]
+		end, odd := r.tensorMembers(b, i+1, &o)
+		if end < 0 {
+			return -1
+		}
+		e.OddStats += odd
+		r.direct++
+		r.pushPath(path)
+		r.finishObject(&o, loc)
+		r.popPath()
+		return end
+	case 'n':
+		if !has(b[i:], "null") {
+			return -1
+		}
+		if loc.field == InputKwargs && loc.direct && loc.key == "group" {
+			r.pushPath(path)
+			r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Null: true, Peer: -1, Tensor: -1})
+			r.popPath()
+		}
+		return i + 4
+	}
+	return -1
+}
