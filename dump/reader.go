@@ -91,6 +91,8 @@ type Reader struct {
 	closeLine     []byte           // the line that closes an entry, when ReaderOptions.Indent is set
 	direct        int              // objects read straight from the window
 	directEntries int              // entries read so
+	tensorClose   closeLine        // how the last tensor read directly closed
+	shapeClose    closeLine        // how the last shape read directly closed
 }
 
 // NewReader starts reading a dump.json from r.

@@ -204,7 +204,16 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 			}
 			i = end
 		}
-		if i = space(b, i); i >= len(b) {
+		if i < len(b) && b[i] <= ' ' {
+			if k := r.tensorClose.match(b, i); k > 0 {
+				return k, oddStats
+			}
+			j := i
+			if i = space(b, i); i < len(b) && b[i] == '}' {
+				r.tensorClose.learn(b, j, i+1)
+			}
+		}
+		if i >= len(b) {
 			return -1, 0
 		}
 		switch b[i] {
@@ -215,6 +224,33 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 		default:
 			return -1, 0
 		}
+	}
+}
+
+// closeLine is the whitespace and bracket that closed the last object or
+// list of a kind, as one word: the next one most often closes the same way
+// (json.dump's newline and indentation). Only bytes equal to those are
+// passed over, so what it learnt from an earlier window stays right.
+type closeLine struct {
+	word, mask uint64
+	n          int // 0: nothing learnt (or longer than a word)
+}
+
+// match returns the index past the closing bytes at b[i] when they are c,
+// else 0.
+func (c *closeLine) match(b []byte, i int) int {
+	if c.n > 0 && i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&c.mask == c.word {
+		return i + c.n
+	}
+	return 0
+}
+
+// learn takes b[from:to] (whitespace, then the bracket) as the closing bytes.
+func (c *closeLine) learn(b []byte, from, to int) {
+	c.n = 0
+	if n := to - from; n < 8 && from+8 <= len(b) {
+		c.n, c.mask = n, 1<<(8*n)-1
+		c.word = binary.LittleEndian.Uint64(b[from:]) & c.mask
 	}
 }
 
@@ -404,7 +440,15 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 			return -1
 		}
 		r.shapeItem(b[i:end], t)
-		i = space(b, end)
+		if i = end; i < len(b) && b[i] <= ' ' {
+			if k := r.shapeClose.match(b, i); k > 0 {
+				return k
+			}
+			j := i
+			if i = space(b, i); i < len(b) && b[i] == ']' {
+				r.shapeClose.learn(b, j, i+1)
+			}
+		}
 		if i >= len(b) {
 			return -1
 		}
