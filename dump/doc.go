@@ -14,6 +14,11 @@
 // position, stack.json as [function, file, line]), is read too, and marked
 // as such (Name.UnderscoreCounters, Entry.KeyedByIndex, StackFile.Triples).
 //
+// The entries msprobe writes most (the fields, each slot a tensor, a typed
+// scalar or null) are read straight from the read window, member names
+// compared as bytes and values scanned in place; anything else is read
+// token by token, and tests hold the two to the same result on every input.
+//
 // It imports internal/jsonlex and nonfinite only; the rule set (package
 // policy) imports it, never the other way round.
 package dump

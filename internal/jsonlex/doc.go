@@ -15,7 +15,12 @@
 //     backslashes and brackets of 64 bytes classified at once (AVX2 on
 //     amd64, NEON on arm64, with a plain Go reference they are tested
 //     against), strings found
-//     by a prefix XOR of the quote bits and nesting by popcounts.
+//     by a prefix XOR of the quote bits and nesting by popcounts;
+//   - a caller that knows the shape of what follows may read it straight
+//     from the window with the lexer's own scanners ([Lexer.Pending],
+//     [ScanNumber], [ScanPlain], [SkipSpace]) and then say how far it got
+//     ([Lexer.Close], [Lexer.ConsumeValue]), checking every byte as
+//     strictly as Next would.
 //
 // Syntax is otherwise strict JSON (RFC 8259): one top-level value, and the
 // grammar of numbers, strings, escapes, commas and colons is checked. A
