@@ -41,12 +41,12 @@ func entryField(b []byte) (f Field, recompute bool, n int) {
 // name, offset and index).
 func (r *Reader) entryFast() bool {
 	e := &r.e
-	if tensorFastOff || !r.lx.AtValue() || r.lx.Depth()+4 > maxDepth || strings.Contains(e.Name, ".parameters_grad.") {
+	if tensorFastOff || !r.lx.AtValue() || r.lx.Depth()+4+maxNest > maxDepth {
 		return false
 	}
 	direct := r.direct
 	r.path = r.path[:0]
-	end := r.entryMembers(r.lx.Pending())
+	end := r.entryMembers(r.lx.Pending(), strings.Contains(e.Name, ".parameters_grad."))
 	if end < 0 || !r.lx.ConsumeValue(end) {
 		e.reset()
 		clear(r.merged)
@@ -59,9 +59,14 @@ func (r *Reader) entryFast() bool {
 	return true
 }
 
+// maxNest is how deep lists may lie in lists of slots for entryFast (a
+// normalized_shape of typed ints is one level).
+const maxNest = 2
+
 // entryMembers reads an entry's object from b[0] and returns the index
-// past its '}', or -1.
-func (r *Reader) entryMembers(b []byte) int {
+// past its '}', or -1. In a parameters_grad entry every member but
+// is_recompute is a parameter's list of gradients.
+func (r *Reader) entryMembers(b []byte, paramGrads bool) int {
 	e := &r.e
 	i := space(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -70,8 +75,8 @@ func (r *Reader) entryMembers(b []byte) int {
 	i++
 	var seen uint16 // the fields, and bit 15 for is_recompute
 	var line lineStart
-	for first := true; ; first = false {
-		if first {
+	for member := 0; ; member++ {
+		if member == 0 {
 			j := i
 			i = space(b, i)
 			line.set(b[j:i], b, j)
@@ -82,14 +87,24 @@ func (r *Reader) entryMembers(b []byte) int {
 			return -1 // an empty entry too: rare, read by readEntry
 		}
 		f, recompute, n := entryField(b[i+1:])
-		bit := uint16(1) << f
-		if recompute {
-			bit = 1 << 15
-		}
-		if n == 0 || seen&bit != 0 {
+		var param []byte
+		switch {
+		case recompute:
+			if seen&(1<<15) != 0 {
+				return -1
+			}
+			seen |= 1 << 15
+		case paramGrads:
+			var end int
+			if param, end = directString(b, i); end < 0 || string(param) == "is_nan" {
+				return -1
+			}
+			f, n = ParamGrads, end-i-1
+		case n == 0 || seen&(1<<f) != 0:
 			return -1
+		default:
+			seen |= 1 << f
 		}
-		seen |= bit
 		if i = colon(b, i+1+n); i < 0 {
 			return -1
 		}
@@ -101,8 +116,13 @@ func (r *Reader) entryMembers(b []byte) int {
 			}
 			e.Recompute = kind == jsonlex.True
 			i = end
+		case paramGrads:
+			key := string(param)
+			r.pushPath(key)
+			i = r.slotList(b, i, slotLoc{field: ParamGrads, arg: member, key: key, top: true}, 0)
+			r.popPath()
 		case isPositional(f):
-			i = r.slotList(b, i, slotLoc{field: f, fieldLevel: true})
+			i = r.slotList(b, i, slotLoc{field: f, fieldLevel: true}, 0)
 		default:
 			i = r.slotObject(b, i, slotLoc{field: f, fieldLevel: true})
 		}
@@ -145,9 +165,10 @@ func colon(b []byte, i int) int {
 	return i
 }
 
-// slotList reads a positional field's list of slots at b[i], as value
+// slotList reads a list of slots at b[i] (a positional field, a
+// parameter's gradients, or a list nest deep in one of them), as value
 // does, and returns the index past its ']', or -1.
-func (r *Reader) slotList(b []byte, i int, loc slotLoc) int {
+func (r *Reader) slotList(b []byte, i int, loc slotLoc, nest int) int {
 	if b[i] != '[' {
 		return -1
 	}
@@ -155,12 +176,12 @@ func (r *Reader) slotList(b []byte, i int, loc slotLoc) int {
 	i = space(b, j)
 	var line lineStart
 	line.set(b[j:i], b, j)
+	numArgs := loc.fieldLevel && loc.field == InputArgs
 	if i < len(b) && b[i] == ']' {
-		i++
-		if loc.field == InputArgs {
+		if numArgs {
 			r.e.NumArgs = 0
 		}
-		return i
+		return i + 1
 	}
 	for k := 0; ; k++ {
 		if i >= len(b) {
@@ -170,7 +191,7 @@ func (r *Reader) slotList(b []byte, i int, loc slotLoc) int {
 		if r.opt.Details {
 			path = strconv.Itoa(k)
 		}
-		if i = r.slot1(b, i, loc.child(k, ""), path); i < 0 {
+		if i = r.slot1(b, i, loc.child(k, ""), path, nest); i < 0 {
 			return -1
 		}
 		if i = space(b, i); i >= len(b) {
@@ -180,7 +201,7 @@ func (r *Reader) slotList(b []byte, i int, loc slotLoc) int {
 		case ',':
 			i = space(b, line.skip(b, i+1))
 		case ']':
-			if loc.field == InputArgs {
+			if numArgs {
 				r.e.NumArgs = k + 1
 			}
 			return i + 1
@@ -218,7 +239,7 @@ func (r *Reader) slotObject(b []byte, i int, loc slotLoc) int {
 		if i = colon(b, end); i < 0 {
 			return -1
 		}
-		if i = r.slot1(b, i, loc.child(member, name), name); i < 0 {
+		if i = r.slot1(b, i, loc.child(member, name), name, 0); i < 0 {
 			return -1
 		}
 		if i = space(b, i); i >= len(b) {
@@ -235,9 +256,12 @@ func (r *Reader) slotObject(b []byte, i int, loc slotLoc) int {
 	}
 }
 
-// slot1 reads one slot at b[i], a tensor, a typed scalar or null, as value
-// does with the slot's path element, and returns the index past it, or -1.
-func (r *Reader) slot1(b []byte, i int, loc slotLoc, path string) int {
+// slot1 reads one slot at b[i] (a tensor, a typed scalar, null, or a list
+// of those), as value does below the slot's path element, and returns the
+// index past it, or -1.
+func (r *Reader) slot1(b []byte, i int, loc slotLoc, path string, nest int) int {
+	r.pushPath(path)
+	defer r.popPath()
 	e := &r.e
 	switch b[i] {
 	case '{':
@@ -249,18 +273,19 @@ func (r *Reader) slot1(b []byte, i int, loc slotLoc, path string) int {
 		}
 		e.OddStats += odd
 		r.direct++
-		r.pushPath(path)
 		r.finishObject(&o, loc)
-		r.popPath()
 		return end
+	case '[':
+		if nest >= maxNest {
+			return -1
+		}
+		return r.slotList(b, i, loc, nest+1)
 	case 'n':
 		if !has(b[i:], "null") {
 			return -1
 		}
 		if loc.field == InputKwargs && loc.direct && loc.key == "group" {
-			r.pushPath(path)
 			r.addArg(Arg{Field: loc.field, Arg: loc.arg, Key: loc.key, Slot: r.slot(), Null: true, Peer: -1, Tensor: -1})
-			r.popPath()
 		}
 		return i + 4
 	}

@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
@@ -32,6 +33,9 @@ const (
 	tmGrad
 	tmDataName
 	tmValue // a typed scalar's value
+	tmGroupRanks
+	tmGroupID
+	tmProcessGroupID
 )
 
 // tensorMember tells the member whose name (with its closing quote) starts
@@ -78,6 +82,17 @@ func tensorMember(b []byte) (member uint16, n int) {
 		if has(b, `value"`) {
 			return tmValue, 6
 		}
+	case 'g':
+		if has(b, `group_ranks"`) {
+			return tmGroupRanks, 12
+		}
+		if has(b, `group_id"`) {
+			return tmGroupID, 9
+		}
+	case 'p':
+		if has(b, `process_group_id"`) {
+			return tmProcessGroupID, 17
+		}
 	}
 	return 0, 0
 }
@@ -94,7 +109,7 @@ func (r *Reader) tensorFast(o *objState) bool {
 	end, odd := r.tensorMembers(r.lx.Pending(), 0, o)
 	if end < 0 || !r.lx.Close(end) {
 		*o = objState{firstTensor: o.firstTensor, firstArg: o.firstArg, peer: -1}
-		r.shape = r.shape[:0]
+		r.shape, r.groupRanks = r.shape[:0], r.groupRanks[:0]
 		return false
 	}
 	r.e.OddStats += odd
@@ -157,6 +172,18 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 					t.dataName = intern(s)
 				}
 			}
+			i = end
+		case tmGroupRanks:
+			t.hasGroup = true
+			if i = r.directShape(b, i, nil); i < 0 {
+				return -1, 0
+			}
+		case tmGroupID, tmProcessGroupID:
+			s, end := directString(b, i)
+			if end < 0 {
+				return -1, 0
+			}
+			t.hasGroup, t.groupID = true, intern(s)
 			i = end
 		case tmShape:
 			t.tensorKeys = true
@@ -420,6 +447,8 @@ func directNumber(b []byte, i int) (end int, exp bool) {
 
 // directShape reads a shape's list of numbers at b[i] as readShape would
 // and returns the index past its ']', or -1 for anything else.
+//
+// With t nil it reads a process group's ranks as readInts does.
 func (r *Reader) directShape(b []byte, i int, t *objState) int {
 	if b[i] != '[' {
 		return -1
@@ -439,8 +468,12 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 		if end < 0 || end-i > 4096 {
 			return -1
 		}
-		r.shapeItem(b[i:end], t)
-		if i = end; i < len(b) && b[i] <= ' ' {
+		if t != nil {
+			r.shapeItem(b[i:end], t)
+		} else if n, err := strconv.Atoi(string(b[i:end])); err == nil && len(r.groupRanks) < 1<<16 {
+			r.groupRanks = append(r.groupRanks, n)
+		}
+		if i = end; i < len(b) && b[i] <= ' ' && t != nil {
 			if k := r.shapeClose.match(b, i); k > 0 {
 				return k
 			}

@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/nanhunt/nanhunt/synth"
 )
 
 // entryCopy is an Entry with its slices copied out of the Reader's buffers.
@@ -67,10 +72,13 @@ func sameEntries(a, b []Entry) bool {
 // checkDirectLikeTokens holds the direct read to the token-by-token one on
 // one input, in both modes and at three windows, and returns how many
 // objects were read directly with the default window, in both modes.
-func checkDirectLikeTokens(t *testing.T, data []byte) int {
+func checkDirectLikeTokens(t *testing.T, data []byte, opts ...ReaderOptions) int {
 	t.Helper()
 	n := 0
-	for _, opt := range []ReaderOptions{{}, {Details: true}, {WindowSize: 4096}, {Details: true, WindowSize: 97}} {
+	if len(opts) == 0 {
+		opts = []ReaderOptions{{}, {Details: true}, {WindowSize: 4096}, {Details: true, WindowSize: 97}}
+	}
+	for _, opt := range opts {
 		fast, ferr, direct := readEntries(data, opt, true)
 		slow, serr, _ := readEntries(data, opt, false)
 		if opt.WindowSize == 0 {
@@ -177,6 +185,7 @@ func FuzzTensorDirect(f *testing.F) {
 	f.Add([]byte(`{"data": {"Torch.f.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 1.5, "Min": -0.75, "Mean": 0.1, "Norm": 3.0, "requires_grad": false}], "output": [{"type": "torch.Tensor", "Max": NaN, "Min": -Infinity, "Mean": null, "Norm": 1e400, "data_name": "a"}]}}}`))
 	f.Add([]byte("{\n \"data\": {\n  \"Torch.f.0.forward\": {\n   \"output\": [\n    {\n     \"type\": \"torch.Tensor\",\n     \"shape\": [\n      4\n     ],\n     \"Max\": true,\n     \"Min\": false,\n     \"requires_grad\": true\n    }\n   ]\n  }\n }\n}"))
 	f.Add([]byte(`{"data": {"Torch.f.0.forward": {"input_args": [{"type": "torch.Tensor", "shape": [2], "Max": 1, "Min": 0}, null, {"type": "int", "value": 1}], "input_kwargs": {"k": {"type": "str", "value": "nan"}, "group": null}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": 0}], "parameters": {"weight": {"type": "torch.Tensor", "Max": 1, "Min": 0}}, "is_recompute": true}, "Torch.f.0.backward": {"input": [], "output": [null]}}}`))
+	f.Add([]byte(`{"data": {"Module.m.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "Max": 1, "Min": 0}], "bias": [null]}, "Distributed.all_reduce.0.forward": {"input_args": [[{"type": "int", "value": 1}]], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}, "op": {"type": "torch.distributed.ReduceOp", "value": "RedOpType.SUM"}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDirectLikeTokens(t, data)
 	})
@@ -199,17 +208,29 @@ func TestEntryDirectRead(t *testing.T) {
 		{"a field twice", `{"output": [` + tensor + `], "output": [null]}`, false},
 		{"is_nan", `{"output": [` + tensor + `], "is_nan": 1}`, false},
 		{"output as a dict", `{"output": {"0": ` + tensor + `}}`, false},
-		{"a list in a slot", `{"input_args": [[` + tensor + `]]}`, false},
-		{"a process group", `{"input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}}}`, false},
+		{"a list in a slot", `{"input_args": [[` + tensor + `, {"type": "int", "value": 32}], [[null]]]}`, true},
+		{"lists three deep", `{"input_args": [[[[` + tensor + `]]]]}`, false},
+		{"a process group", `{"input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "x"}, "op": {"type": "torch.distributed.ReduceOp", "value": "RedOpType.SUM"}}}`, true},
+		{"a process group of 2024-11", `{"input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [], "process_group_id": "9f"}}}`, true},
+		{"group ranks as strings", `{"input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": ["0"], "group_id": "x"}}}`, false},
+		{"a P2POp", `{"input_args": [{"class_type": "torch.distributed.P2POp", "tensor": ` + tensor + `, "op": "isend", "peer": 1}]}`, false},
 		{"a number in a slot", `{"input_args": [1.5]}`, false},
 		{"other member", `{"output": [` + tensor + `], "stack": "x"}`, false},
 		{"escaped kwarg", `{"input_kwargs": {"k\u0041": ` + tensor + `}}`, false},
 		{"recompute null", `{"output": [` + tensor + `], "is_recompute": null}`, false},
 		{"trailing comma", `{"output": [` + tensor + `,]}`, false},
 		{"bad null", `{"output": [nul]}`, false},
+		{"gradients", `{"weight": [` + tensor + `], "bias": [null], "is_recompute": false}`, true},
+		{"gradients, a parameter twice", `{"weight": [` + tensor + `], "weight": [` + tensor + `]}`, true},
+		{"gradients with is_nan", `{"weight": [` + tensor + `], "is_nan": 0}`, false},
+		{"gradients as an object", `{"weight": ` + tensor + `}`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			doc := []byte(`{"data": {"Torch.f.0.forward": ` + tt.entry + `, "Module.m.Linear.backward.0": ` + tt.entry + `}}`)
+			name := "Torch.f.0.forward"
+			if strings.HasPrefix(tt.name, "gradients") {
+				name = "Module.m.Linear.parameters_grad.0"
+			}
+			doc := []byte(`{"data": {"` + name + `": ` + tt.entry + `, "Module.m.Linear.backward.0": ` + tt.entry + `}}`)
 			checkDirectLikeTokens(t, doc)
 			r := NewReader(bytes.NewReader(doc), ReaderOptions{})
 			for r.Next() {
@@ -218,5 +239,57 @@ func TestEntryDirectRead(t *testing.T) {
 				t.Errorf("%d entries read directly, want some: %v", r.directEntries, tt.direct)
 			}
 		})
+	}
+}
+
+// TestDirectReadOnGenerated: the generator's scenarios and random runs
+// (every format variant it writes: indents, process groups of both
+// forms, statistics keys and strings, damage) read the same directly as
+// by tokens.
+func TestDirectReadOnGenerated(t *testing.T) {
+	specs := []synth.Spec{}
+	for _, sc := range synth.Scenarios() {
+		specs = append(specs, sc.Spec)
+	}
+	for seed := int64(1); seed <= 6; seed++ {
+		specs = append(specs, synth.Random(seed))
+	}
+	if testing.Short() {
+		specs = specs[:len(specs)/3]
+	}
+	files, direct := 0, 0
+	var gen time.Duration
+	for _, spec := range specs {
+		dir := t.TempDir()
+		t0 := time.Now()
+		if _, err := synth.Generate(spec, dir); err != nil {
+			t.Fatalf("%s: %v", spec.Name, err)
+		}
+		gen += time.Since(t0)
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Name() != "dump.json" {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// every third file (the runs repeat their layout from rank to
+			// rank), in both modes; every fifteenth at the other windows too
+			files++
+			if files%3 != 1 {
+				return nil
+			}
+			opts := []ReaderOptions{{WindowSize: 256 << 10}, {Details: true}}
+			if files%15 == 1 {
+				opts = nil
+			}
+			direct += checkDirectLikeTokens(t, data, opts...)
+			return nil
+		})
+	}
+	t.Logf("%d files, generated in %v", files, gen)
+	if files == 0 || direct == 0 {
+		t.Fatalf("%d files, %d objects read directly", files, direct)
 	}
 }
