@@ -31,8 +31,8 @@ func BenchmarkReader(b *testing.B) {
 	}{{"summary/read=direct", false, false}, {"details/read=direct", true, false}, {"summary/read=tokens", false, true}, {"details/read=tokens", true, true}} {
 		details := mode.details
 		b.Run(mode.name, func(b *testing.B) {
-			defer func(off bool) { tensorFastOff = off }(tensorFastOff)
-			tensorFastOff = mode.tokens
+			defer func(off bool) { directOff = off }(directOff)
+			directOff = mode.tokens
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			// one reader for every file, as each worker of a trace has

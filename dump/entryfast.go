@@ -9,8 +9,9 @@ import (
 
 // Most entries hold nothing but the fields msprobe writes (input_args,
 // input and output as lists of slots, input_kwargs and parameters as
-// objects of slots, is_recompute), each slot a tensor, a typed scalar or
-// null. entryFast reads such an entry's value straight from the read
+// objects of slots, is_recompute; a parameters_grad entry's parameters as
+// lists of slots), each slot a tensor, a typed scalar, a process group,
+// null or a list of those. entryFast reads such an entry's value straight from the read
 // window, each slot as tensorFast reads one, and gives what readEntry
 // gives. At anything else (another member, a member twice, a slot of
 // another kind, an entry that does not end in the window) it gives up: the
@@ -41,7 +42,7 @@ func entryField(b []byte) (f Field, recompute bool, n int) {
 // name, offset and index).
 func (r *Reader) entryFast() bool {
 	e := &r.e
-	if tensorFastOff || !r.lx.AtValue() || r.lx.Depth()+4+maxNest > maxDepth {
+	if directOff || !r.lx.AtValue() || r.lx.Depth()+4+maxNest > maxDepth {
 		return false
 	}
 	direct := r.direct

@@ -10,16 +10,19 @@ import (
 
 // Almost every object in a dump.json is a tensor's statistics with the same
 // few members: type, dtype, shape, Max, Min, Mean, Norm, requires_grad and
-// sometimes data_name. tensorFast reads such an object straight from the
-// read window, member names compared as bytes and values scanned in place,
+// sometimes data_name; most others are typed scalars ({"type": "int",
+// "value": 3}) and process groups (type, group_ranks, group_id or
+// process_group_id). tensorFast reads such an object straight from the read
+// window, member names compared as bytes and values scanned in place,
 // instead of token by token; it fills objState exactly as object's member
 // loop would. Anything else (another member, a member twice, a name spelled
-// another way or escaped, a value of another kind, an object that does not
-// end in the window) makes it give up having consumed nothing, and the
-// member loop reads the object.
+// another way or escaped, a value of another kind, a value before its type,
+// an object that does not end in the window) makes it give up having
+// consumed nothing, and the member loop reads the object.
 
-// tensorFastOff turns the direct read off (tests compare the two).
-var tensorFastOff = false
+// directOff turns the direct reads (tensorFast, entryFast) off: tests and
+// benchmarks compare them with the token-by-token reads.
+var directOff = false
 
 // The members tensorFast reads, as bits of the set it has seen.
 const (
@@ -103,7 +106,7 @@ func has(b []byte, lit string) bool { return len(b) >= len(lit) && string(b[:len
 // tensorFast reads the object just opened (its '{' was the last token) if
 // it is a tensor in the shape described above and lies whole in the window.
 func (r *Reader) tensorFast(o *objState) bool {
-	if tensorFastOff || !r.lx.JustOpened() || r.lx.Depth() >= maxDepth {
+	if directOff || !r.lx.JustOpened() || r.lx.Depth() >= maxDepth {
 		return false
 	}
 	end, odd := r.tensorMembers(r.lx.Pending(), 0, o)

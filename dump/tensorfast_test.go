@@ -34,8 +34,8 @@ func entryCopy(e *Entry) Entry {
 // off: the entries, the error's text, and how many objects were read
 // directly.
 func readEntries(data []byte, opt ReaderOptions, fast bool) (entries []Entry, err string, direct int) {
-	defer func(off bool) { tensorFastOff = off }(tensorFastOff)
-	tensorFastOff = !fast
+	defer func(off bool) { directOff = off }(directOff)
+	directOff = !fast
 	r := NewReader(bytes.NewReader(data), opt)
 	for r.Next() {
 		entries = append(entries, entryCopy(r.Entry()))
