@@ -95,10 +95,12 @@ func ParseName(full string) Name {
 	if dir == DirUnknown {
 		return n
 	}
-	p, path, ok := strings.Cut(head, ".")
-	if !ok || (p != "Module" && p != "Cell") {
+	p, path, _ := strings.Cut(head, ".")
+	if p != "Module" && p != "Cell" {
 		return n // module calls are Module.… (PyTorch) or Cell.… (MindSpore)
 	}
+	// an empty module path ("Module.parameters_grad.0") is still a module
+	// call: its op is the prefix alone
 	n.Call, n.Dir, n.Module = call, dir, true
 	n.Prefix, n.API = p, path
 	return n
@@ -131,6 +133,9 @@ func underscoreName(n Name, last, rest string) Name {
 func (n Name) Op() string {
 	if n.Prefix == "" {
 		return n.API
+	}
+	if n.API == "" {
+		return n.Prefix
 	}
 	if k := len(n.Prefix) + 1 + len(n.API); k <= len(n.Full) && n.Full[:len(n.Prefix)] == n.Prefix &&
 		n.Full[len(n.Prefix)] == '.' && n.Full[len(n.Prefix)+1:k] == n.API {

@@ -23,6 +23,8 @@ func TestParseName(t *testing.T) {
 		{"Module.encoder.proj.Linear.forward.0", "Module", "encoder.proj.Linear", 0, Forward, true, false, ""},
 		{"Module.conv1.Conv2d.backward.2", "Module", "conv1.Conv2d", 2, Backward, true, false, "Module.conv1.Conv2d.forward.2"},
 		{"Module.fc.Linear.parameters_grad.0", "Module", "fc.Linear", 0, ParamGrad, true, false, ""},
+		{"Module.parameters_grad.0", "Module", "", 0, ParamGrad, true, false, ""}, // an empty module path
+		{"Module.backward.0", "Module", "", 0, Backward, true, false, "Module.forward.0"},
 		{"Cell.network_with_loss.module.Embedding.forward.0", "Cell", "network_with_loss.module.Embedding", 0, Forward, true, false, ""},
 		{"Primitive.norm.RmsNorm.0.forward", "Primitive.norm", "RmsNorm", 0, Forward, false, false, ""},
 		{"weird", "", "weird", -1, DirUnknown, false, false, ""},

@@ -76,7 +76,7 @@ func classify(e *dump.Entry, n dump.Name, rules *policy.Matcher) facts {
 			f.out |= a.Num.Class
 			continue
 		}
-		if !a.Field.IsInput() {
+		if !observed && !a.Field.IsInput() {
 			continue
 		}
 		f.in |= a.Num.Class
