@@ -73,17 +73,10 @@ func (r *Reader) entryMembers(b []byte, paramGrads bool) int {
 	if i >= len(b) || b[i] != '{' {
 		return -1
 	}
-	i++
 	var seen uint16 // the fields, and bit 15 for is_recompute
 	var line lineStart
+	i = firstItem(b, i+1, &line)
 	for member := 0; ; member++ {
-		if member == 0 {
-			j := i
-			i = space(b, i)
-			line.set(b[j:i], b, j)
-		} else {
-			i = space(b, line.skip(b, i))
-		}
 		if i >= len(b) || b[i] != '"' {
 			return -1 // an empty entry too: rare, read by readEntry
 		}
@@ -136,16 +129,9 @@ func (r *Reader) entryMembers(b []byte, paramGrads bool) int {
 				e.HasOutput = true
 			}
 		}
-		if i = space(b, i); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1
-		default:
-			return -1
+		var more bool
+		if i, more = nextItem(b, i, &line, '}'); !more {
+			return i
 		}
 	}
 }
@@ -173,10 +159,8 @@ func (r *Reader) slotList(b []byte, i int, loc slotLoc, nest int) int {
 	if b[i] != '[' {
 		return -1
 	}
-	j := i + 1
-	i = space(b, j)
 	var line lineStart
-	line.set(b[j:i], b, j)
+	i = firstItem(b, i+1, &line)
 	numArgs := loc.fieldLevel && loc.field == InputArgs
 	if i < len(b) && b[i] == ']' {
 		if numArgs {
@@ -195,19 +179,12 @@ func (r *Reader) slotList(b []byte, i int, loc slotLoc, nest int) int {
 		if i = r.slot1(b, i, loc.child(k, ""), path, nest); i < 0 {
 			return -1
 		}
-		if i = space(b, i); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = space(b, line.skip(b, i+1))
-		case ']':
-			if numArgs {
+		var more bool
+		if i, more = nextItem(b, i, &line, ']'); !more {
+			if i > 0 && numArgs {
 				r.e.NumArgs = k + 1
 			}
-			return i + 1
-		default:
-			return -1
+			return i
 		}
 	}
 }
@@ -218,11 +195,8 @@ func (r *Reader) slotObject(b []byte, i int, loc slotLoc) int {
 	if b[i] != '{' {
 		return -1
 	}
-	j := i + 1
-	i = space(b, j)
 	var line lineStart
-	line.set(b[j:i], b, j)
-	if i < len(b) && b[i] == '}' {
+	if i = firstItem(b, i+1, &line); i < len(b) && b[i] == '}' {
 		return i + 1
 	}
 	for member := 0; ; member++ {
@@ -243,16 +217,9 @@ func (r *Reader) slotObject(b []byte, i int, loc slotLoc) int {
 		if i = r.slot1(b, i, loc.child(member, name), name, 0); i < 0 {
 			return -1
 		}
-		if i = space(b, i); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = space(b, line.skip(b, i+1))
-		case '}':
-			return i + 1
-		default:
-			return -1
+		var more bool
+		if i, more = nextItem(b, i, &line, '}'); !more {
+			return i
 		}
 	}
 }

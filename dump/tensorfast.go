@@ -126,17 +126,9 @@ func (r *Reader) tensorFast(o *objState) bool {
 // not a tensor as described above (t and r.shape then hold part of it).
 func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int) {
 	var seen uint16
-	// the whitespace before the first member, most often the one before
-	// each: compared as one word when it fits in one
 	var indent lineStart
-	for first := true; ; first = false {
-		if first {
-			j := i
-			i = space(b, i)
-			indent.set(b[j:i], b, j)
-		} else {
-			i = space(b, indent.skip(b, i))
-		}
+	i = firstItem(b, i, &indent)
+	for {
 		if i >= len(b) || b[i] != '"' {
 			return -1, 0
 		}
@@ -243,16 +235,12 @@ func (r *Reader) tensorMembers(b []byte, i int, t *objState) (end, oddStats int)
 				r.tensorClose.learn(b, j, i+1)
 			}
 		}
-		if i >= len(b) {
-			return -1, 0
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1, oddStats
-		default:
-			return -1, 0
+		var more bool
+		if i, more = nextItem(b, i, &indent, '}'); !more {
+			if i < 0 {
+				return -1, 0
+			}
+			return i, oddStats
 		}
 	}
 }
@@ -284,7 +272,34 @@ func (c *closeLine) learn(b []byte, from, to int) {
 	}
 }
 
-// lineStart is the whitespace that starts the lines of an object's members.
+// firstItem passes over the whitespace at b[j], just past a container's
+// opening bracket, taking it as the line start of the container's items,
+// and returns the index after it.
+func firstItem(b []byte, j int, line *lineStart) int {
+	i := space(b, j)
+	line.set(b[j:i], b, j)
+	return i
+}
+
+// nextItem passes over what follows an item of a container at b[i]: a
+// comma and the next item's line start (more is true), or the container's
+// closing bracket (the index past it); -1 for anything else.
+func nextItem(b []byte, i int, line *lineStart, close byte) (next int, more bool) {
+	if i = space(b, i); i >= len(b) {
+		return -1, false
+	}
+	switch b[i] {
+	case ',':
+		return space(b, line.skip(b, i+1)), true
+	case close:
+		return i + 1, false
+	}
+	return -1, false
+}
+
+// lineStart is the whitespace that starts the lines of a container's
+// items, most often the same before each: compared as one word when it
+// fits in one.
 type lineStart struct {
 	b          []byte
 	word, mask uint64 // b as one little-endian word, when it fits in one
@@ -456,13 +471,10 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 	if b[i] != '[' {
 		return -1
 	}
-	j := i + 1
-	i = space(b, j)
-	if i < len(b) && b[i] == ']' {
+	var item lineStart
+	if i = firstItem(b, i+1, &item); i < len(b) && b[i] == ']' {
 		return i + 1
 	}
-	var item lineStart // the whitespace before the first item, most often before each
-	item.set(b[j:i], b, j)
 	for {
 		if i >= len(b) {
 			return -1
@@ -485,16 +497,9 @@ func (r *Reader) directShape(b []byte, i int, t *objState) int {
 				r.shapeClose.learn(b, j, i+1)
 			}
 		}
-		if i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = space(b, item.skip(b, i+1))
-		case ']':
-			return i + 1
-		default:
-			return -1
+		var more bool
+		if i, more = nextItem(b, i, &item, ']'); !more {
+			return i
 		}
 	}
 }
