@@ -15,10 +15,11 @@ func anchorMasksAVX2(b *byte, blocks int, out *uint64) int
 func anchorMasksAVX512(b *byte, blocks int, out *uint64) int
 
 // haveAnchorMasks: the vector search runs on this CPU; haveAVX512: with
-// 64-byte vectors.
+// 64-byte vectors; haveVBMI: with byte table look-ups (anchorMasksVBMI).
 var (
 	haveAnchorMasks = cpu.X86.HasAVX2
 	haveAVX512      = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+	haveVBMI        = haveAVX512 && cpu.X86.HasAVX512VBMI
 )
 
 // anchorMasks appends to out, for each 32-byte block j at b[start+32j]
@@ -26,6 +27,9 @@ var (
 // how many; out must hold blocks values, start must be at least 2, and b
 // must hold two bytes past the last block.
 func anchorMasks(b []byte, start, blocks int, out []uint64) int {
+	if haveVBMI {
+		return anchorMasksTable(b, start, blocks, out)
+	}
 	if haveAVX512 {
 		return anchorMasks512(b, start, blocks, out)
 	}

@@ -237,3 +237,109 @@ done:
 	SHRQ      $3, DI
 	MOVQ      DI, ret+24(FP)
 	RET
+
+
+// func anchorMasksVBMI(b *byte, blocks int, out *uint64, t *anchorTable) int
+//
+// anchorMasksAVX512 by table look-ups instead of compares: each of the
+// five bytes plausible looks at (two before an anchor to two after) is
+// turned into the conditions it meets by one VPERMI2B over a 128-byte
+// table (anchorTable, built from plausible's rules in anchors_vbmi.go),
+// and a byte is an anchor where all five agree on a condition. A block
+// holding a byte of 0x80 or more (which VPERMI2B would read as its low
+// seven bits) takes each such byte's conditions from the table's last
+// row instead. Same reads and output as anchorMasksAVX512.
+TEXT ·anchorMasksVBMI(SB), NOSPLIT, $0-40
+	MOVQ b+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ out+16(FP), DI
+	MOVQ t+24(FP), BX
+	MOVQ DI, R8
+	XORQ DX, DX
+	TESTQ CX, CX
+	JZ   vdone
+
+	VMOVDQU64 0(BX), Z6     // the byte itself
+	VMOVDQU64 64(BX), Z7
+	VMOVDQU64 128(BX), Z8   // the byte after it
+	VMOVDQU64 192(BX), Z9
+	VMOVDQU64 256(BX), Z10  // the byte before it
+	VMOVDQU64 320(BX), Z11
+	VMOVDQU64 384(BX), Z12  // two before
+	VMOVDQU64 448(BX), Z13
+	VMOVDQU64 512(BX), Z14  // two after
+	VMOVDQU64 576(BX), Z15
+	VMOVDQU64 640(BX), Z16  // what a byte of 0x80 or more meets, in each place
+	VPBROADCASTB 640(BX), Z17
+	VPBROADCASTB 641(BX), Z18
+	VPBROADCASTB 642(BX), Z19
+	VPBROADCASTB 643(BX), Z20
+	VPBROADCASTB 644(BX), Z21
+
+vloop:
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 1(SI), Z1
+	VMOVDQU64 -1(SI), Z2
+	VMOVDQU64 -2(SI), Z3
+	VMOVDQU64 2(SI), Z4
+	VPMOVB2M  Z3, K1 // bytes -2 to 61
+	VPMOVB2M  Z4, K2 // bytes 2 to 65
+	KORTESTQ  K1, K2
+	JNZ       vhigh
+	VPERMI2B  Z7, Z6, Z0
+	VPERMI2B  Z9, Z8, Z1
+	VPERMI2B  Z11, Z10, Z2
+	VPERMI2B  Z13, Z12, Z3
+	VPERMI2B  Z15, Z14, Z4
+
+vcombine:
+	VPTERNLOGD $0x80, Z2, Z1, Z0 // and
+	VPTERNLOGD $0x80, Z4, Z3, Z0
+	VPTESTMB   Z0, Z0, K3
+	KMOVQ      K3, AX
+	TESTQ      AX, AX
+	JZ         vnext
+	MOVQ       DX, R9
+	SHLQ       $1, R9
+	TESTL      AX, AX
+	JZ         vupper
+	MOVL       AX, (DI)
+	MOVL       R9, 4(DI)
+	ADDQ       $8, DI
+
+vupper:
+	SHRQ       $32, AX
+	JZ         vnext
+	INCQ       R9
+	MOVL       AX, (DI)
+	MOVL       R9, 4(DI)
+	ADDQ       $8, DI
+
+vnext:
+	ADDQ       $64, SI
+	INCQ       DX
+	CMPQ       DX, CX
+	JB         vloop
+	VZEROUPPER
+
+vdone:
+	SUBQ       R8, DI
+	SHRQ       $3, DI
+	MOVQ       DI, ret+32(FP)
+	RET
+
+vhigh:
+	VPMOVB2M   Z0, K3
+	VPMOVB2M   Z1, K4
+	VPMOVB2M   Z2, K5
+	VPERMI2B   Z7, Z6, Z0
+	VPERMI2B   Z9, Z8, Z1
+	VPERMI2B   Z11, Z10, Z2
+	VPERMI2B   Z13, Z12, Z3
+	VPERMI2B   Z15, Z14, Z4
+	VPBLENDMB  Z17, Z0, K3, Z0
+	VPBLENDMB  Z18, Z1, K4, Z1
+	VPBLENDMB  Z19, Z2, K5, Z2
+	VPBLENDMB  Z20, Z3, K1, Z3
+	VPBLENDMB  Z21, Z4, K2, Z4
+	JMP        vcombine

@@ -114,8 +114,9 @@ type SearchRules struct {
 // Each window is searched for the few bytes that can start or end one of
 // these (see anchors) next to the bytes they need (plausible), in one pass:
 // 32 or 64 bytes at a time with AVX2 or AVX-512 where the CPU has them
-// (anchors_amd64.s), 32 with NEON on arm64 (anchors_arm64.s), byte by byte
-// elsewhere; only those places are looked at closely.
+// (anchors_amd64.s; with AVX-512 VBMI each byte's conditions are looked up
+// in a table, anchors_vbmi.go), 32 with NEON on arm64 (anchors_arm64.s),
+// byte by byte elsewhere; only those places are looked at closely.
 type Prefilter struct {
 	buf  []byte
 	hits Hits
