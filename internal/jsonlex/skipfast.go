@@ -87,25 +87,6 @@ func (l *Lexer) SkipObjectLines(close []byte) error {
 	}
 }
 
-// closeLineEnd returns the end of the first close in b that starts at or
-// after from, or -1. It looks for close's last byte, '}', which is far
-// rarer in indented JSON than its first, '\n'.
-func closeLineEnd(b []byte, from int, close []byte) int {
-	last := close[len(close)-1]
-	for k := from + len(close) - 1; k < len(b); {
-		i := bytes.IndexByte(b[k:], last)
-		if i < 0 {
-			return -1
-		}
-		k += i
-		if bytes.Equal(b[k+1-len(close):k+1], close) {
-			return k + 1
-		}
-		k++
-	}
-	return -1
-}
-
 // partialSuffix is the length of the longest end of b that is a proper
 // beginning of close, which starts with '\n' and holds no other.
 func partialSuffix(b, close []byte) int {

@@ -1,0 +1,44 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// func closeCandidateAVX2(b *byte, blocks int, dist int, last byte) int
+//
+// The index of the first byte of b[0:32*blocks] that is last and lies dist
+// bytes after a newline, or -1: the end of a line "\n" + dist-1 bytes +
+// last, 32 places at a time (two compares and an and). It reads b[-dist]
+// to b[32*blocks-1]; blocks > 0.
+TEXT ·closeCandidateAVX2(SB), NOSPLIT, $0-40
+	MOVQ    b+0(FP), SI
+	MOVQ    blocks+8(FP), CX
+	MOVQ    dist+16(FP), DX
+	MOVBLZX last+24(FP), AX
+	MOVQ    SI, DI
+	SUBQ    DX, DI
+	VMOVD   AX, X0
+	VPBROADCASTB X0, Y0
+	MOVL    $0x0a, AX
+	VMOVD   AX, X1
+	VPBROADCASTB X1, Y1
+	XORQ    R8, R8
+
+loop:
+	VPCMPEQB  (SI)(R8*1), Y0, Y2
+	VPCMPEQB  (DI)(R8*1), Y1, Y3
+	VPAND     Y2, Y3, Y2
+	VPMOVMSKB Y2, AX
+	TESTL     AX, AX
+	JNZ       found
+	ADDQ      $32, R8
+	DECQ      CX
+	JNZ       loop
+	VZEROUPPER
+	MOVQ      $-1, ret+32(FP)
+	RET
+
+found:
+	VZEROUPPER
+	BSFL      AX, AX
+	ADDQ      R8, AX
+	MOVQ      AX, ret+32(FP)
+	RET

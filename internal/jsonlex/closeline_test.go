@@ -1,0 +1,73 @@
+package jsonlex
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// closeCandidateBytes is the definition of closeCandidate, one byte at a
+// time.
+func closeCandidateBytes(b []byte, from, dist int, last byte) int {
+	for i := from; i < len(b); i++ {
+		if b[i] == last && b[i-dist] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// The search for a close line's last byte, by the vector path where the
+// CPU has it and by the plain Go path, is the byte-by-byte definition at
+// every start, for every distance and a mix of the bytes that matter.
+func TestCloseCandidateLikeBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	alphabet := []byte("\n }]\"a\n  ")
+	for _, vector := range []bool{true, false} {
+		was := setCloseVector(vector)
+		for range 400 {
+			b := make([]byte, 1+rng.IntN(300))
+			for j := range b {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			}
+			dist := 1 + rng.IntN(12)
+			for from := dist; from <= len(b); from++ {
+				want := closeCandidateBytes(b, from, dist, '}')
+				if got := closeCandidate(b, from, dist, '}'); got != want {
+					setCloseVector(was)
+					t.Fatalf("vector %v, %q from %d, dist %d: %d, want %d", vector, b, from, dist, got, want)
+				}
+				if got := closeCandidateGeneric(b, from, dist, '}'); got != want {
+					setCloseVector(was)
+					t.Fatalf("generic, %q from %d, dist %d: %d, want %d", b, from, dist, got, want)
+				}
+			}
+		}
+		setCloseVector(was)
+	}
+}
+
+// A close line is found wherever it lies around the 32-byte blocks, and a
+// '}' or a newline alone is not one.
+func TestCloseLineEndEveryPosition(t *testing.T) {
+	close := []byte("\n    }")
+	for _, vector := range []bool{true, false} {
+		was := setCloseVector(vector)
+		for n := 0; n < 140; n++ {
+			for at := 0; at+len(close) <= n; at++ {
+				b := bytes.Repeat([]byte{' '}, n)
+				for j := 3; j < n; j += 7 {
+					b[j] = '}' // deeper lines' brackets: never a close
+				}
+				b[0] = '\n'
+				copy(b[at:], close)
+				want := bytes.Index(b, close) + len(close) // at, or a close the brackets made before it
+				if got := closeLineEnd(b, 0, close); got != want {
+					setCloseVector(was)
+					t.Fatalf("vector %v, close at %d of %d bytes: %d, want %d", vector, at, n, got, want)
+				}
+			}
+		}
+		setCloseVector(was)
+	}
+}
