@@ -8,7 +8,7 @@
 #   bench/compare.sh                                   # 4 ranks x 4 steps x 53 MB, both shapes
 #   RANKS=8 STEPS=6 FILE_MB=128 bench/compare.sh
 #   SHAPES=training PYTHON=0 bench/compare.sh          # one shape, no Python
-#   REPEAT=1 bench/compare.sh                          # one timed run each, not the best of five
+#   REPEAT=1 bench/compare.sh                          # one timed round, not seven
 #   BENCH_DIR=/data/nanhunt-bench bench/compare.sh     # write (and keep, and reuse) the runs there
 #
 # The shapes (both written by "nanhunt synth", fault FAULT (exp-overflow) in
@@ -27,22 +27,28 @@
 #   1. writes the run (RANKS ranks, steps 0..STEPS-1, dump.json files of
 #      about FILE_MB MB, model MODEL), and warms the page cache (cat of every
 #      file once), so that the numbers measure CPU, not the disk;
-#   2. times and measures the peak RSS (/usr/bin/time -v) of
+#   2. runs REPEAT rounds (default 7), each timing, one right after the
+#      other,
 #        nanhunt trace DIR --format json -o /dev/null
-#      REPEAT times (default 5), keeping the fastest run and the largest RSS;
-#   3. times the read floor, also the fastest of REPEAT: one "dd bs=1M
-#      of=/dev/null" reader per CPU, the files dealt out round-robin, every
-#      byte copied into user space;
+#      (its peak RSS measured by /usr/bin/time -v) and the read floor: one
+#      "dd bs=1M of=/dev/null" reader per CPU, the files dealt out
+#      round-robin, every byte copied into user space; then the same two on
+#      one core (taskset -c 0: nanhunt, and one dd after the other). The
+#      ratio is taken within each round, so that both sides of it see the
+#      host in the same state (a virtual machine's copy speed moves by a
+#      factor of two from one hour to the next); the median round's ratio is
+#      what is checked, and the fastest and median times are printed;
 #   4. times python3 json.load of each file, one after the other (one file in
 #      memory at a time: the least any Python analyser of these dumps does);
 #      PYTHON=0 leaves it out;
 # then prints seconds, MB/s, peak RSS and the ratios, and checks the targets:
-# nanhunt within 3x of the floor on the training shape and 6x on the
+# nanhunt within 3x of the floor (median round) on the training shape and 6x on the
 # forward shape, at least 30x faster than the Python load, peak RSS at most
 # 64 MB. Last, the training shape with the fault at step 1 is traced, to show
 # that the time follows the bytes up to the first anomalous step.
 #
-# Needs: go (1.26), python3, dd, /usr/bin/time (Debian package "time"), awk;
+# Needs: go (1.26), python3, dd, /usr/bin/time (Debian package "time"), awk,
+# taskset (util-linux; without it the one-core rounds are left out);
 # free disk space for one run at a time (about RANKS x STEPS x FILE_MB MB;
 # each run is deleted after use unless BENCH_DIR is set); memory for Python
 # to hold one parsed dump.json (about 10 times its size). With the defaults
@@ -56,7 +62,7 @@ FAULT=${FAULT:-exp-overflow}
 MODEL=${MODEL:-dense}
 SHAPES=${SHAPES:-training forward}
 PYTHON=${PYTHON:-1}
-REPEAT=${REPEAT:-5}
+REPEAT=${REPEAT:-7}
 FAULT_STEP=$((STEPS - 1))
 EARLY_STEP=1
 
@@ -148,21 +154,72 @@ measure() {
 	[[ -n $RSS_MB ]] || die "could not read /usr/bin/time's report for $label"
 }
 
-# trace_run DIR: times nanhunt trace on DIR (exit status 1 = anomaly found),
-# REPEAT times; sets SECS to the fastest run and RSS_MB to the largest.
+# trace_once DIR [PREFIX...]: times nanhunt trace on DIR once (exit status
+# 1 = anomaly found), run under PREFIX (taskset -c 0); sets SECS and RSS_MB.
+trace_once() {
+	local dir=$1
+	shift
+	measure trace "$@" "$nanhunt" trace "$dir" --format json -o /dev/null
+	case $CODE in
+	1) ;;
+	0) echo "compare.sh: warning: nanhunt found no anomaly in $dir" >&2 ;;
+	*) die "nanhunt trace failed on $dir (exit status $CODE)" ;;
+	esac
+}
+
+# trace_run DIR: times nanhunt trace on DIR REPEAT times; sets SECS to the
+# fastest run and RSS_MB to the largest.
 trace_run() {
 	local i best="" rss=0
 	for ((i = 0; i < REPEAT; i++)); do
-		measure trace "$nanhunt" trace "$1" --format json -o /dev/null
-		case $CODE in
-		1) ;;
-		0) echo "compare.sh: warning: nanhunt found no anomaly in $1" >&2 ;;
-		*) die "nanhunt trace failed on $1 (exit status $CODE)" ;;
-		esac
+		trace_once "$1"
 		best=$(awk -v a="$SECS" -v b="$best" 'BEGIN {print (b == "" || a < b) ? a : b}')
 		rss=$(awk -v a="$RSS_MB" -v b="$rss" 'BEGIN {print (a > b) ? a : b}')
 	done
 	SECS=$best RSS_MB=$rss
+}
+
+# stats V...: "fastest median" of the values.
+stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {printf "%s %s", v[1], v[int((NR + 1) / 2)]}'; }
+
+# rounds DIR FILES...: REPEAT rounds of nanhunt and the read floor, one
+# right after the other, on every CPU and then on one; sets T (nanhunt
+# fastest and median), F (floor), R (the ratios' smallest and median, and
+# their largest in R_MAX), T1, F1, R1 (the same on one core) and RSS_MB
+# (the largest).
+rounds() {
+	local dir=$1 i t f rss=0 ts=() fs=() rs=() t1s=() f1s=() r1s=() one=()
+	shift
+	command -v taskset >/dev/null && one=(taskset -c 0)
+	for ((i = 0; i < REPEAT; i++)); do
+		trace_once "$dir"
+		t=$SECS
+		rss=$(awk -v a="$RSS_MB" -v b="$rss" 'BEGIN {print (a > b) ? a : b}')
+		floor "$@"
+		f=$SECS
+		ts+=("$t") fs+=("$f") rs+=("$(awk -v a="$t" -v b="$f" 'BEGIN {printf "%.2f", a / b}')")
+		if ((${#one[@]})); then
+			trace_once "$dir" "${one[@]}"
+			t=$SECS
+			f=$(one_floor "$@")
+			t1s+=("$t") f1s+=("$f") r1s+=("$(awk -v a="$t" -v b="$f" 'BEGIN {printf "%.2f", a / b}')")
+		fi
+	done
+	T=$(stats "${ts[@]}") F=$(stats "${fs[@]}") R=$(stats "${rs[@]}")
+	R_MAX=$(printf '%s\n' "${rs[@]}" | sort -g | tail -1)
+	T1="" F1="" R1=""
+	if ((${#one[@]})); then T1=$(stats "${t1s[@]}") F1=$(stats "${f1s[@]}") R1=$(stats "${r1s[@]}"); fi
+	RSS_MB=$rss
+}
+
+# one_floor FILES...: prints the seconds one dd reader on CPU 0 takes over
+# every file, one after the other.
+one_floor() {
+	local t0 t1 f
+	t0=$EPOCHREALTIME
+	for f in "$@"; do taskset -c 0 dd if="$f" of=/dev/null bs=1M status=none; done
+	t1=$EPOCHREALTIME
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}'
 }
 
 mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
@@ -180,20 +237,17 @@ ddlist() {
 }
 
 # floor FILES...: times one dd reader per CPU, the files dealt out
-# round-robin, REPEAT times; sets SECS to the fastest.
+# round-robin; sets SECS.
 floor() {
-	local n i r t0 t1 best=""
+	local n i t0 t1
 	n=$(nproc)
-	for ((r = 0; r < REPEAT; r++)); do
-		t0=$EPOCHREALTIME
-		for ((i = 0; i < n; i++)); do
-			ddlist "$i" "$n" "$@" &
-		done
-		wait
-		t1=$EPOCHREALTIME
-		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" 'BEGIN {d = b - a; if (c != "" && c < d) d = c; printf "%.3f", d}')
+	t0=$EPOCHREALTIME
+	for ((i = 0; i < n; i++)); do
+		ddlist "$i" "$n" "$@" &
 	done
-	SECS=$best
+	wait
+	t1=$EPOCHREALTIME
+	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
 }
 
 # python_load FILES...: times json.load of each file; sets SECS and RSS_MB.
@@ -215,15 +269,23 @@ for shape in $SHAPES; do
 	mapfile -t read_files < <(files "$run" "$FAULT_STEP")
 	((${#read_files[@]} > 0)) || die "no dump.json files under $run"
 	bytes=$(du -cb "${read_files[@]}" | tail -1 | cut -f1)
-	echo "== $shape: nanhunt trace $run --format json -o /dev/null" >&2
-	trace_run "$run"
-	t_secs=$SECS t_rss=$RSS_MB
-	echo "== $shape: read floor, $(nproc) dd readers over ${#read_files[@]} files" >&2
-	floor "${read_files[@]}"
-	f_secs=$SECS
+	echo "== $shape: $REPEAT rounds of nanhunt trace $run --format json -o /dev/null and the read floor ($(nproc) dd readers over ${#read_files[@]} files), on every CPU and on one" >&2
+	rounds "$run" "${read_files[@]}"
+	read -r t_secs t_med <<<"$T"
+	read -r f_secs f_med <<<"$F"
+	read -r r_min r_med <<<"$R"
+	t_rss=$RSS_MB
 	row "$shape" "$(mb "$bytes") MB, ${#read_files[@]} files" "seconds" "MB/s" "peak RSS MB"
 	row "" "nanhunt trace" "$t_secs" "$(rate "$bytes" "$t_secs")" "$t_rss"
 	row "" "read floor (dd x $(nproc))" "$f_secs" "$(rate "$bytes" "$f_secs")" ""
+	report+=("$(printf "  %-10s fastest of %d rounds above; medians: nanhunt %s s, floor %s s" "" "$REPEAT" "$t_med" "$f_med")")
+	if [[ -n $T1 ]]; then
+		read -r t1_secs t1_med <<<"$T1"
+		read -r f1_secs f1_med <<<"$F1"
+		read -r r1_min r1_med <<<"$R1"
+		report+=("$(printf "  %-10s one core (taskset -c 0): nanhunt %s s (median %s), dd one file after another %s s (median %s): %sx the copy, median round %sx" \
+			"" "$t1_secs" "$t1_med" "$f1_secs" "$f1_med" "$r1_min" "$r1_med")")
+	fi
 	if ((PYTHON)); then
 		echo "== $shape: python3 json.load of the same files" >&2
 		python_load "${read_files[@]}"
@@ -232,7 +294,8 @@ for shape in $SHAPES; do
 	fi
 	target=3
 	[[ $shape == forward ]] && target=6
-	check "" "nanhunt / read floor (times slower)" "$(ratio "$t_secs" "$f_secs")" "<=" "$target"
+	report+=("$(printf "  %-10s nanhunt / read floor within each round: %s to %s, median %s" "" "$r_min" "$R_MAX" "$r_med")")
+	check "" "nanhunt / read floor (median round)" "$r_med" "<=" "$target"
 	check "" "nanhunt peak RSS (MB)" "$t_rss" "<=" 64
 	if [[ $shape == training ]]; then train_secs=$t_secs train_bytes=$bytes; fi
 	if ((!keep)); then rm -rf "$run"; fi
