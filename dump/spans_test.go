@@ -56,22 +56,29 @@ func TestHitSpans(t *testing.T) {
 }
 
 // lastNewline and lastLine agree with the bytes package on every length
-// and position.
+// and position, for entry lines of every indentation, with the vector line
+// search and without it.
 func TestLastLine(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	line := []byte("\n  \"")
-	alphabet := []byte("\n \"a\x80\xff")
-	for n := range 200 {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		for end := 0; end <= n; end++ {
-			if got, want := lastNewline(b[:end]), bytes.LastIndexByte(b[:end], '\n'); got != want {
-				t.Fatalf("lastNewline(%q) = %d, want %d", b[:end], got, want)
-			}
-			if got, want := lastLine(b[:end], line), bytes.LastIndex(b[:end], line); got != want {
-				t.Fatalf("lastLine(%q) = %d, want %d", b[:end], got, want)
+	defer func(was bool) { haveLineVector = was }(haveLineVector)
+	for _, vector := range []bool{true, false} {
+		haveLineVector = vector && haveLineVector
+		rng := rand.New(rand.NewPCG(3, 3))
+		for indent := 1; indent <= 4; indent++ {
+			line := entryLevelLine(nil, indent, '"')
+			alphabet := []byte("\n \"a\x80\xff" + string(line))
+			for n := range 300 {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = alphabet[rng.IntN(len(alphabet))]
+				}
+				for end := 0; end <= n; end++ {
+					if got, want := lastNewline(b[:end]), bytes.LastIndexByte(b[:end], '\n'); got != want {
+						t.Fatalf("lastNewline(%q) = %d, want %d", b[:end], got, want)
+					}
+					if got, want := lastLine(b[:end], line), bytes.LastIndex(b[:end], line); got != want {
+						t.Fatalf("vector %v: lastLine(%q, %q) = %d, want %d", vector, b[:end], line, got, want)
+					}
+				}
 			}
 		}
 	}
