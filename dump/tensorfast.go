@@ -413,10 +413,10 @@ func directLiteral(b []byte, i int) (kind jsonlex.Kind, end int) {
 // else.
 func (r *Reader) directStat(b []byte, i int) (st Stat, end int) {
 	if c := b[i]; c == '-' || c-'0' < 10 {
-		end, exp := directNumber(b, i)
+		end, big := directNumber(b, i)
 		switch {
 		case end < 0 || end-i > 4096:
-		case !exp && !r.opt.Details && end-i < 24:
+		case !big && !r.opt.Details && end-i < 24:
 			return Stat{Kind: StatNumber}, end // what numberStat says of it
 		default:
 			return numberStat(b[i:end], r.opt.Details), end
@@ -431,8 +431,9 @@ func (r *Reader) directStat(b []byte, i int) (st Stat, end int) {
 
 // directNumber returns the end of the well-formed number at b[i] that is
 // followed within b by a byte that cannot continue it, as
-// jsonlex.ScanNumber, and whether it has an exponent; end -1 otherwise.
-func directNumber(b []byte, i int) (end int, exp bool) {
+// jsonlex.ScanNumber, and whether it may be too large for a float64 (as
+// mayOverflow says of it); end -1 otherwise.
+func directNumber(b []byte, i int) (end int, big bool) {
 	j := i
 	if b[j] == '-' {
 		j++
@@ -454,13 +455,24 @@ func directNumber(b []byte, i int) (end int, exp bool) {
 		}
 	}
 	if j < len(b) && b[j]|0x20 == 'e' {
-		// the rare case: the scanner of record checks it
-		return jsonlex.ScanNumber(b, i), true
+		j++
+		neg := j < len(b) && b[j] == '-'
+		if j < len(b) && (neg || b[j] == '+') {
+			j++
+		}
+		k := j
+		for k < len(b)-1 && b[k] == '0' && b[k+1]-'0' < 10 {
+			k++ // e+0400 is e+400
+		}
+		if j = jsonlex.SkipDigits(b, k); j == k {
+			return -1, false
+		}
+		big = !neg && j-k >= 3
 	}
-	if j >= len(b) || b[j] == '+' || b[j] == '-' || b[j] == '.' || b[j]-'0' < 10 {
+	if j >= len(b) || b[j] == '+' || b[j] == '-' || b[j] == '.' || b[j]|0x20 == 'e' || b[j]-'0' < 10 {
 		return -1, false
 	}
-	return j, false
+	return j, big
 }
 
 // directShape reads a shape's list of numbers at b[i] as readShape would
