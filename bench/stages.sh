@@ -5,9 +5,11 @@
 #   bench/stages.sh [OUT]          # OUT defaults to bench/results/stages-<cpu>.txt
 #
 # Stages: the byte search (vector and scalar, on a clean and a NaN-holding
-# real dump.json; and each vector kernel the CPU has, AVX2 and AVX-512), the backward search for the last backward entry, the
-# tokenizer (every token; skipping entries, with and without the structural
-# index), the structural pass alone (vector and plain Go), the dump.json reader (summary
+# real dump.json; and each vector kernel the CPU has: AVX2, AVX-512
+# compares, AVX-512 VBMI table look-ups), the backward search for the last
+# backward entry, the tokenizer (every token; skipping entries token by
+# token, through the structural index, and by their closing lines, each
+# with and without its vector search), the structural pass alone (vector and plain Go), the dump.json reader (summary
 # and details, the tensors read directly and token by token), the sizing of a plan's ops (the search for their names
 # against the reader), and the whole trace of the demo run on one and two
 # cores. Each reports MB/s and allocations. The raw
@@ -38,5 +40,5 @@ echo
 echo "== the reader: tensors read straight from the window against token by token"
 benchstat -filter '.name:Reader' -col /read "$out"
 echo
-echo "== the vector kernels, AVX2 against AVX-512 (where the CPU has it)"
+echo "== the vector kernels, AVX2 against AVX-512 and AVX-512 VBMI (where the CPU has them)"
 benchstat -filter '.name:(PrefilterKernel OR NeedleKernel)' -col /kernel "$out"

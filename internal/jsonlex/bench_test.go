@@ -182,14 +182,17 @@ func BenchmarkSkipValue(b *testing.B) {
 	r := bytes.NewReader(doc)
 	l := New(r, Options{})
 	// Read the header, then skip the value of every entry of "data".
+	lines := func() error { return l.SkipObjectLines([]byte("\n  }")) } // an entry's closing line (indent 1)
 	for _, skip := range []struct {
 		name    string
 		fn      func() error
-		generic bool // with the plain Go structural pass
-	}{{"entries", l.SkipValue, false}, {"entries-fast", l.SkipValueFast, false}, {"entries-fast-generic", l.SkipValueFast, true}} {
+		generic bool // with the plain Go structural pass, or closing-line search
+	}{{"entries", l.SkipValue, false}, {"entries-fast", l.SkipValueFast, false}, {"entries-fast-generic", l.SkipValueFast, true},
+		{"entries-lines", lines, false}, {"entries-lines-generic", lines, true}} {
 		b.Run(skip.name, func(b *testing.B) {
 			if skip.generic {
 				defer setClassifyVector(setClassifyVector(false))
+				defer setCloseVector(setCloseVector(false))
 			}
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
