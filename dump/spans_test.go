@@ -111,3 +111,16 @@ func TestMayBeBackward(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLastLine: on any bytes, the entry line search (the vector path where
+// the CPU has it) finds what bytes.LastIndex finds, for every indentation.
+func FuzzLastLine(f *testing.F) {
+	f.Add([]byte("{\n \"data\": {\n  \"a.0.forward\": {\n   \"x\": 1\n  }"), uint8(1))
+	f.Add(bytes.Repeat([]byte("\n    \"k\": 1,"), 12), uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, indent uint8) {
+		line := entryLevelLine(nil, 1+int(indent%4), '"')
+		if got, want := lastLine(b, line), bytes.LastIndex(b, line); got != want {
+			t.Fatalf("lastLine(%q, %q) = %d, want %d", b, line, got, want)
+		}
+	})
+}

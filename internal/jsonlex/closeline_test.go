@@ -71,3 +71,25 @@ func TestCloseLineEndEveryPosition(t *testing.T) {
 		setCloseVector(was)
 	}
 }
+
+// FuzzCloseCandidate: on any bytes, from any start and at any distance,
+// the vector search for a close line's last byte (where the CPU has it)
+// and the plain Go one find what the byte-by-byte definition finds.
+func FuzzCloseCandidate(f *testing.F) {
+	f.Add([]byte("{\n  \"a\": {\n    \"b\": 1\n  }\n}"), uint8(0), uint8(3))
+	f.Add(bytes.Repeat([]byte("\n   }"), 20), uint8(5), uint8(4))
+	f.Fuzz(func(t *testing.T, b []byte, from, dist uint8) {
+		d := 1 + int(dist%16)
+		start := d + int(from)
+		if start > len(b) {
+			return
+		}
+		want := closeCandidateBytes(b, start, d, '}')
+		if got := closeCandidate(b, start, d, '}'); got != want {
+			t.Fatalf("%q from %d, dist %d: %d, want %d", b, start, d, got, want)
+		}
+		if got := closeCandidateGeneric(b, start, d, '}'); got != want {
+			t.Fatalf("generic: %q from %d, dist %d: %d, want %d", b, start, d, got, want)
+		}
+	})
+}
