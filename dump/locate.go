@@ -120,12 +120,12 @@ func entryName(b []byte, nl int, line []byte) ([]byte, bool) {
 
 // lastLine is bytes.LastIndex(b, line) for a line start "\n" + spaces +
 // '"': it looks for the quote where a newline lies the line's length
-// before it (32 bytes at a time where the CPU can: lastLineCandidate),
-// then compares the line.
+// before it (jsonlex.LastIndexAfterNewline, 32 bytes at a time where the
+// CPU can), then compares the line.
 func lastLine(b, line []byte) int {
 	dist := len(line) - 1
 	for hi := len(b); ; {
-		i := lastLineCandidate(b, hi, dist, line[dist])
+		i := jsonlex.LastIndexAfterNewline(b, hi, dist, line[dist])
 		if i < 0 {
 			return -1
 		}
@@ -134,22 +134,6 @@ func lastLine(b, line []byte) int {
 		}
 		hi = i
 	}
-}
-
-// lastLineCandidateGeneric is lastLineCandidate over [lo, hi) on any CPU,
-// and what the vector search is tested against; lo >= dist.
-func lastLineCandidateGeneric(b []byte, lo, hi, dist int, last byte) int {
-	for hi > lo {
-		i := bytes.LastIndexByte(b[lo:hi], last)
-		if i < 0 {
-			return -1
-		}
-		if at := lo + i; b[at-dist] == '\n' {
-			return at
-		}
-		hi = lo + i
-	}
-	return -1
 }
 
 // lastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time.

@@ -48,6 +48,12 @@ func BenchmarkTraceDemo(b *testing.B) {
 	if _, err := synth.Generate(synth.Demo(), dir); err != nil {
 		b.Fatal(err)
 	}
+	benchTrace(b, dir)
+}
+
+// benchTrace traces dir once to count the bytes a trace reads, then
+// times it.
+func benchTrace(b *testing.B, dir string) {
 	v, err := Run(context.Background(), Options{Path: dir})
 	if err != nil {
 		b.Fatal(err)

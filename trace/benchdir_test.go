@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"context"
 	"os"
 	"testing"
 )
@@ -14,15 +13,5 @@ func BenchmarkTraceDir(b *testing.B) {
 	if dir == "" {
 		b.Skip("NANHUNT_BENCH_DIR names no run")
 	}
-	v, err := Run(context.Background(), Options{Path: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(v.Scanned.Bytes)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Run(context.Background(), Options{Path: dir}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchTrace(b, dir)
 }

@@ -192,7 +192,7 @@ func BenchmarkSkipValue(b *testing.B) {
 		b.Run(skip.name, func(b *testing.B) {
 			if skip.generic {
 				defer setClassifyVector(setClassifyVector(false))
-				defer setCloseVector(setCloseVector(false))
+				defer setLineVector(setLineVector(false))
 			}
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()

@@ -18,7 +18,8 @@
 //     by a prefix XOR of the quote bits and nesting by popcounts; and
 //     [Lexer.SkipObjectLines] passes over an indented object to its closing
 //     line, looking only for that line's '}' where it lies the line's
-//     length after a newline (32 bytes at a time with AVX2);
+//     length after a newline ([IndexAfterNewline], 32 bytes at a time with
+//     AVX2; [LastIndexAfterNewline] looks from the end);
 //   - a caller that knows the shape of what follows may read it straight
 //     from the window with the lexer's own scanners ([Lexer.Pending],
 //     [ScanNumber], [ScanPlain], [SkipSpace]) and then say how far it got
