@@ -17,36 +17,6 @@ func indexAfterNewlineBytes(b []byte, from, dist int, last byte) int {
 	return -1
 }
 
-// The search for a close line's last byte, by the vector path where the
-// CPU has it and by the plain Go path, is the byte-by-byte definition at
-// every start, for every distance and a mix of the bytes that matter.
-func TestIndexAfterNewlineLikeBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	alphabet := []byte("\n }]\"a\n  ")
-	for _, vector := range []bool{true, false} {
-		was := setLineVector(vector)
-		for range 400 {
-			b := make([]byte, 1+rng.IntN(300))
-			for j := range b {
-				b[j] = alphabet[rng.IntN(len(alphabet))]
-			}
-			dist := 1 + rng.IntN(12)
-			for from := dist; from <= len(b); from++ {
-				want := indexAfterNewlineBytes(b, from, dist, '}')
-				if got := IndexAfterNewline(b, from, dist, '}'); got != want {
-					setLineVector(was)
-					t.Fatalf("vector %v, %q from %d, dist %d: %d, want %d", vector, b, from, dist, got, want)
-				}
-				if got := indexAfterNewlineGeneric(b, from, dist, '}'); got != want {
-					setLineVector(was)
-					t.Fatalf("generic, %q from %d, dist %d: %d, want %d", b, from, dist, got, want)
-				}
-			}
-		}
-		setLineVector(was)
-	}
-}
-
 // lastIndexAfterNewlineBytes is the definition of LastIndexAfterNewline.
 func lastIndexAfterNewlineBytes(b []byte, hi, dist int, last byte) int {
 	for i := hi - 1; i >= dist; i-- {
@@ -57,29 +27,43 @@ func lastIndexAfterNewlineBytes(b []byte, hi, dist int, last byte) int {
 	return -1
 }
 
-// The search from the end, by the vector path where the CPU has it and by
-// the plain Go path, is the byte-by-byte definition at every end and
-// distance.
-func TestLastIndexAfterNewlineLikeBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	alphabet := []byte("\n \"}a\n  ")
-	for _, vector := range []bool{true, false} {
-		was := setLineVector(vector)
-		for range 400 {
-			b := make([]byte, 1+rng.IntN(300))
-			for j := range b {
-				b[j] = alphabet[rng.IntN(len(alphabet))]
-			}
-			dist := 1 + rng.IntN(12)
-			for hi := 0; hi <= len(b); hi++ {
-				want := lastIndexAfterNewlineBytes(b, hi, dist, '"')
-				if got := LastIndexAfterNewline(b, hi, dist, '"'); got != want {
-					setLineVector(was)
-					t.Fatalf("vector %v, %q up to %d, dist %d: %d, want %d", vector, b, hi, dist, got, want)
+// Both line searches, by the vector path where the CPU has it and by the
+// plain Go path, are their byte-by-byte definitions at every start (or
+// end), for every distance and a mix of the bytes that matter.
+func TestLineSearchesLikeBytes(t *testing.T) {
+	searches := []struct {
+		name          string
+		search, bytes func(b []byte, at, dist int, last byte) int
+		generic       func(b []byte, at, dist int, last byte) int
+		first         func(dist int) int // the first start or end tried
+	}{
+		{"forward", IndexAfterNewline, indexAfterNewlineBytes, indexAfterNewlineGeneric, func(dist int) int { return dist }},
+		{"backward", LastIndexAfterNewline, lastIndexAfterNewlineBytes, func(b []byte, hi, dist int, last byte) int {
+			return lastIndexAfterNewlineGeneric(b, dist, hi, dist, last)
+		}, func(int) int { return 0 }},
+	}
+	alphabet := []byte("\n }]\"a\n  ")
+	for _, s := range searches {
+		rng := rand.New(rand.NewPCG(5, 9))
+		for _, vector := range []bool{true, false} {
+			was := setLineVector(vector)
+			for range 400 {
+				b := make([]byte, 1+rng.IntN(300))
+				for j := range b {
+					b[j] = alphabet[rng.IntN(len(alphabet))]
+				}
+				dist := 1 + rng.IntN(12)
+				for at := s.first(dist); at <= len(b); at++ {
+					want := s.bytes(b, at, dist, '}')
+					got, generic := s.search(b, at, dist, '}'), s.generic(b, at, dist, '}')
+					if got != want || generic != want {
+						setLineVector(was)
+						t.Fatalf("%s, vector %v, %q at %d, dist %d: %d (plain Go %d), want %d", s.name, vector, b, at, dist, got, generic, want)
+					}
 				}
 			}
+			setLineVector(was)
 		}
-		setLineVector(was)
 	}
 }
 
