@@ -47,12 +47,19 @@ func anchorMasks256(b []byte, start, blocks int, out []uint64) int {
 // anchorMasks512 is anchorMasks with AVX-512, two blocks at a time; an
 // odd last block goes to AVX2.
 func anchorMasks512(b []byte, start, blocks int, out []uint64) int {
+	return anchorMasksPairs(b, start, blocks, out, anchorMasksAVX512)
+}
+
+// anchorMasksPairs runs a kernel of 64-byte blocks (handed back as their
+// two halves, in anchorMasksAVX2's format) over the pairs of blocks, and
+// the odd last block through AVX2.
+func anchorMasksPairs(b []byte, start, blocks int, out []uint64, pairs func(b *byte, n int, out *uint64) int) int {
 	if !anchorArgs(b, start, blocks, out) {
 		return 0
 	}
 	n := 0
 	if blocks >= 2 {
-		n = anchorMasksAVX512(&b[start], blocks/2, &out[0])
+		n = pairs(&b[start], blocks/2, &out[0])
 	}
 	if last := blocks - 1; blocks%2 == 1 && anchorMasksAVX2(&b[start+32*last], 1, &out[n]) == 1 {
 		out[n] |= uint64(last) << 32

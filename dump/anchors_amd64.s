@@ -269,8 +269,7 @@ TEXT ·anchorMasksVBMI(SB), NOSPLIT, $0-40
 	VMOVDQU64 448(BX), Z13
 	VMOVDQU64 512(BX), Z14  // two after
 	VMOVDQU64 576(BX), Z15
-	VMOVDQU64 640(BX), Z16  // what a byte of 0x80 or more meets, in each place
-	VPBROADCASTB 640(BX), Z17
+	VPBROADCASTB 640(BX), Z17 // what a byte of 0x80 or more meets, in each place
 	VPBROADCASTB 641(BX), Z18
 	VPBROADCASTB 642(BX), Z19
 	VPBROADCASTB 643(BX), Z20

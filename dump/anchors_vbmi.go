@@ -86,16 +86,7 @@ func anchorMasksVBMI(b *byte, blocks int, out *uint64, t *anchorTable) int
 // anchorMasksTable is anchorMasks with AVX-512 VBMI table look-ups, two
 // blocks at a time; an odd last block goes to AVX2.
 func anchorMasksTable(b []byte, start, blocks int, out []uint64) int {
-	if !anchorArgs(b, start, blocks, out) {
-		return 0
-	}
-	n := 0
-	if blocks >= 2 {
-		n = anchorMasksVBMI(&b[start], blocks/2, &out[0], anchorTables)
-	}
-	if last := blocks - 1; blocks%2 == 1 && anchorMasksAVX2(&b[start+32*last], 1, &out[n]) == 1 {
-		out[n] |= uint64(last) << 32
-		n++
-	}
-	return n
+	return anchorMasksPairs(b, start, blocks, out, func(b *byte, n int, out *uint64) int {
+		return anchorMasksVBMI(b, n, out, anchorTables)
+	})
 }
