@@ -1151,26 +1151,31 @@ func numberStat(lit []byte, details bool) Stat {
 }
 
 // mayOverflow reports whether a number literal shorter than 24 bytes may
-// be too large for a float64: only with an exponent that is not negative
-// and has three digits or more (twenty digits times 1e99 is finite).
+// be too large for a float64 (see exponentMayOverflow).
 func mayOverflow(lit []byte) bool {
 	for i, c := range lit {
-		if c|0x20 != 'e' {
-			continue
+		if c|0x20 == 'e' {
+			return exponentMayOverflow(lit[i+1:])
 		}
-		exp := lit[i+1:]
-		if len(exp) > 0 && (exp[0] == '-' || exp[0] == '+') {
-			if exp[0] == '-' {
-				return false
-			}
-			exp = exp[1:]
-		}
-		for len(exp) > 1 && exp[0] == '0' {
-			exp = exp[1:] // e+0400 is e+400
-		}
-		return len(exp) >= 3
 	}
 	return false
+}
+
+// exponentMayOverflow reports whether the exponent exp (what follows the
+// 'e' of a literal shorter than 24 bytes) may make it too large for a
+// float64: only when it is not negative and has three digits or more
+// (twenty digits times 1e99 is finite).
+func exponentMayOverflow(exp []byte) bool {
+	if len(exp) > 0 && (exp[0] == '-' || exp[0] == '+') {
+		if exp[0] == '-' {
+			return false
+		}
+		exp = exp[1:]
+	}
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:] // e+0400 is e+400
+	}
+	return len(exp) >= 3
 }
 
 // stringStat reads the string spellings older dumps and mocks use for

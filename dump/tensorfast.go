@@ -455,19 +455,15 @@ func directNumber(b []byte, i int) (end int, big bool) {
 		}
 	}
 	if j < len(b) && b[j]|0x20 == 'e' {
-		j++
-		neg := j < len(b) && b[j] == '-'
-		if j < len(b) && (neg || b[j] == '+') {
-			j++
-		}
-		k := j
-		for k < len(b)-1 && b[k] == '0' && b[k+1]-'0' < 10 {
-			k++ // e+0400 is e+400
+		e := j + 1
+		k := e
+		if k < len(b) && (b[k] == '-' || b[k] == '+') {
+			k++
 		}
 		if j = jsonlex.SkipDigits(b, k); j == k {
 			return -1, false
 		}
-		big = !neg && j-k >= 3
+		big = exponentMayOverflow(b[e:j])
 	}
 	if j >= len(b) || b[j] == '+' || b[j] == '-' || b[j] == '.' || b[j]|0x20 == 'e' || b[j]-'0' < 10 {
 		return -1, false
