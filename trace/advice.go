@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/verdict"
-
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // hints are what a NaN or Inf out of a given api usually means.
@@ -95,10 +95,15 @@ func (b *builder) advice() []string {
 			out = append(out, fmt.Sprintf("Compare what %s had that the others did not at step %d (their batch, their experts, their shard).", rankList(o.Ranks), o.Step))
 		}
 	case o.Stage == "optimizer":
-		if b.m.prev != nil && b.m.prev.step == o.Step-1 {
+		prev := b.m.prev
+		switch {
+		case prev != nil && prev.step == o.Step-1 && !prev.whole():
+			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it.", o.Op, o.Step, o.Step-1))
+			out = append(out, fmt.Sprintf("Step %d was dumped but %s could not be read whole: dump it again (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Step-1, ranklist.UnreadWords(prev.unread), o.Step-1))
+		case prev != nil && prev.step == o.Step-1:
 			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it.", o.Op, o.Step, o.Step-1))
 			out = append(out, fmt.Sprintf("Step %d was dumped and is clean: its update ran outside the hooked calls (a fused or foreach optimizer, or torch._foreach_* ops); register the optimizer's step function with register_custom_api, or compare the gradients before it with msprobe's monitor (wg_distribution).", o.Step-1))
-		} else {
+		default:
 			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it. Dump step %d (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Op, o.Step, o.Step-1, o.Step-1, o.Step-1))
 		}
 	default:
@@ -128,10 +133,37 @@ func cleanAdvice(m *modeResult) []string {
 		out = append(out, fmt.Sprintf("Step %d's %s at %s did not last (%s): the mark of an overflow that the loss scaler skipped, or a batch that was dropped. --strict reports it as the origin.",
 			r.Step, r.Kind, r.Op, nextClean(r)))
 	}
-	if len(m.scanned) > 0 {
-		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(m.scanned)))
+	if whole := wholeSteps(m); len(whole) > 0 {
+		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(whole)))
+	}
+	if len(m.unread) > 0 {
+		out = append(out, fmt.Sprintf("%s could not be read whole (the warnings say why): nothing is known of them. Copy them whole, or dump those steps again, before taking this run as clean.",
+			upperFirst(ranklist.UnreadWords(m.unread))))
 	}
 	return out
+}
+
+// wholeSteps are the steps scanned whose expected ranks were all read whole.
+func wholeSteps(m *modeResult) []int {
+	partial := map[int]bool{}
+	for _, u := range m.unread {
+		partial[u.Step] = true
+	}
+	var out []int
+	for _, s := range m.scanned {
+		if !partial[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// upperFirst capitalises the first letter of an ASCII sentence.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // nextClean says which dumped step showed that an anomaly did not last.

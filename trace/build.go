@@ -8,6 +8,7 @@ import (
 	"github.com/nanhunt/nanhunt/nonfinite"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -28,6 +29,7 @@ func (m *modeResult) verdict() *verdict.Verdict {
 			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,
 		},
 	}
+	v.Complete, v.Unread, v.NotDumped = len(m.unread) == 0, append([]verdict.UnreadRanks{}, m.unread...), sortedKeys(m.notDumped)
 	if v.Scanned.NotScanned == nil {
 		v.Scanned.NotScanned = []int{}
 	}
@@ -504,7 +506,15 @@ func (b *builder) judge() {
 		lower(2, why)
 	}
 	if len(r.missing) > 0 {
-		lower(2, fmt.Sprintf("ranks %s of step %d were not dumped: one of them may have made it first", dump.FormatRanges(r.missing), r.step))
+		n := len(r.missing)
+		lower(2, fmt.Sprintf("%s of step %d %s not dumped: %s may have made it first", ranklist.Name(r.missing), r.step, plural(n, "was", "were"), plural(n, "it", "one of them")))
+	}
+	if before := unreadBefore(b.m.unread, r.step); len(before) > 0 {
+		lower(2, fmt.Sprintf("%s could not be read whole: an older anomaly there cannot be ruled out", ranklist.UnreadWords(before)))
+	}
+	if b.m.undecided {
+		lower(2, fmt.Sprintf("step %d, the next dumped step, shows no anomaly in what could be read, but %s could not be read whole: whether the anomaly lasted cannot be told",
+			*b.m.checked, ranklist.UnreadWords(unreadAt(b.m.unread, *b.m.checked))))
 	}
 	if r.step > 0 && len(b.m.scanned) > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
 		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
@@ -548,4 +558,12 @@ func namedPairingUnsure(r *stepResult, c *verdict.Hop) bool {
 		}
 	}
 	return false
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -65,6 +65,10 @@ func (r *stepResult) state(status string, dirs []dump.RankDir) verdict.StepState
 		st.Anomalous = append(st.Anomalous, rs)
 	}
 	st.Damaged = slices.Compact(st.Damaged)
+	st.Unread = unreadRanksOf(r.unread)
+	if st.Unread == nil {
+		st.Unread = []int{}
+	}
 	return st
 }
 
@@ -76,5 +80,5 @@ func notScanned(step int, dirs []dump.RankDir) verdict.StepState {
 		ranks = append(ranks, d.Rank)
 	}
 	sort.Ints(ranks)
-	return verdict.StepState{Step: step, Status: "not_scanned", Ranks: dump.FormatRanges(ranks), Damaged: []int{}, Anomalous: []verdict.RankState{}}
+	return verdict.StepState{Step: step, Status: "not_scanned", Ranks: dump.FormatRanges(ranks), Damaged: []int{}, Unread: []int{}, Anomalous: []verdict.RankState{}}
 }

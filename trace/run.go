@@ -93,7 +93,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs}
+		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks}
 		res, err := a.mode(mode, md)
 		a.ahead.stop()
 		if err != nil {
@@ -123,12 +123,13 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 
 // analysis is one run's settings, shared by the steps it reads.
 type analysis struct {
-	ctx    context.Context
-	pol    *policy.Policy
-	jobs   int
-	strict bool
-	prog   *progress
-	recs   *recordSet // joined summaries to read instead of the files
+	ctx      context.Context
+	pol      *policy.Policy
+	jobs     int
+	strict   bool
+	prog     *progress
+	recs     *recordSet   // joined summaries to read instead of the files
+	selected map[int]bool // the ranks asked about (nil: all)
 
 	scanners  sync.Pool // of *scanner: their buffers serve every step
 	ahead     readAhead
@@ -176,6 +177,13 @@ type modeResult struct {
 	checked    *int     // the next dumped step, read to see that the anomaly lasts
 	lower      []string // what lowers the confidence beyond the steps (joined summaries)
 	states     []verdict.StepState
+	// unread are the expected rank-steps of the steps the verdict rests on
+	// that were not read whole; notDumped the job's ranks no step holds
+	unread    []verdict.UnreadRanks
+	notDumped map[int]bool
+	// undecided: the checked step showed no anomaly but was not read
+	// whole, so whether the anomaly lasted cannot be told
+	undecided bool
 }
 
 func (m *modeResult) earlierThan(o *modeResult) bool {
@@ -190,73 +198,28 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 
 // mode reads the steps in order, all ranks of a step in parallel, and
 // stops at the first step with an anomaly that lasts: when the next dumped
-// step (however far) is clean, the anomaly was dropped (a skipped step) and
-// the scan goes on, unless strict.
+// step (however far) is clean and read whole, the anomaly was dropped (a
+// skipped step) and the scan goes on, unless strict.
 func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
-	m := &modeResult{mode: mode, supp: newSuppressions()}
+	m := &modeResult{mode: mode, supp: newSuppressions(), notDumped: map[int]bool{}}
 	if a.recs != nil {
 		m.lower = a.recs.lower
 	}
 	var byStep map[int][]dump.RankDir
 	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
 	sort.Ints(m.steps)
-	known := map[int]bool{}
+	job := roster{known: map[int]bool{}, selected: a.selected}
 	for _, d := range dirs {
-		known[d.Rank] = true
+		job.known[d.Rank] = true
 	}
 	if a.recs != nil {
 		for _, r := range a.recs.known {
-			known[r] = true
+			job.known[r] = true
 		}
 	}
-	knownRanks := sortedKeys(known)
-	// read analyses step i. A checking read only tells whether the step
-	// holds an anomaly (it stops at the first one unless whole is set);
-	// it is not counted as scanned when it does.
-	read := func(i int, checking, whole bool) (*stepResult, error) {
-		how := scanAll
-		if checking && !whole {
-			how = scanUntilSevere
-		}
-		var next []dump.RankDir // read next whatever this step holds, unless it ends the run
-		if !checking && i+1 < len(m.steps) {
-			next = byStep[m.steps[i+1]]
-		}
-		a.prog.startStep(m.steps[i])
-		defer a.prog.stepDone()
-		scans, err := a.scanStep(byStep[m.steps[i]], how, next)
-		if err != nil {
-			return nil, err
-		}
-		if how == scanUntilSevere {
-			for rank, sc := range scans {
-				if errors.Is(sc.openErr, context.Canceled) {
-					delete(scans, rank)
-				}
-			}
-		}
-		res := analyseStep(m.steps[i], mode, scans, knownRanks)
-		if checking && res.anomalous {
-			// only that it holds an anomaly counts; what was read depends
-			// on which rank found one first
-			m.checked = &m.steps[i]
-			m.states = append(m.states, res.state("checked", byStep[m.steps[i]]))
-			return res, nil
-		}
-		m.scanned = append(m.scanned, m.steps[i])
-		for _, rank := range sortedKeys(scans) {
-			m.account(scans[rank])
-		}
-		m.supp.addStep(res)
-		status := "clean"
-		if res.anomalous {
-			status = "anomaly"
-		}
-		m.states = append(m.states, res.state(status, byStep[m.steps[i]]))
-		return res, nil
-	}
+	sr := &stepReader{a: a, m: m, job: job, byStep: byStep}
 	for i := 0; i < len(m.steps); i++ {
-		res, err := read(i, false, false)
+		res, err := sr.read(i, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -266,18 +229,18 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		}
 		if !a.strict && i+1 < len(m.steps) {
 			whole := res.wantsNext()
-			next, err := read(i+1, true, whole)
+			next, err := sr.read(i+1, true, whole)
 			if err != nil {
 				return nil, err
 			}
-			if !next.anomalous {
+			if !next.anomalous && next.whole() {
 				m.states[len(m.states)-2].Status = "recovered"
 				m.recovered = append(m.recovered, res.recovered(next.step))
 				m.prev = next.slim()
 				i++
 				continue
 			}
-			if whole {
+			if whole && next.anomalous {
 				m.next = next
 			}
 			i++ // read already
@@ -290,6 +253,72 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		break
 	}
 	return m, nil
+}
+
+// stepReader reads the steps of one mode for it.
+type stepReader struct {
+	a      *analysis
+	m      *modeResult
+	job    roster
+	byStep map[int][]dump.RankDir
+}
+
+// read analyses step i. A checking read only tells whether the step holds
+// an anomaly (it stops at the first one unless whole is set); it is not
+// counted as scanned when it does, nor when it does not but was not read
+// whole (whether the anomaly lasted cannot be told then).
+func (sr *stepReader) read(i int, checking, whole bool) (*stepResult, error) {
+	a, m := sr.a, sr.m
+	step := m.steps[i]
+	how := scanAll
+	if checking && !whole {
+		how = scanUntilSevere
+	}
+	var next []dump.RankDir // read next whatever this step holds, unless it ends the run
+	if !checking && i+1 < len(m.steps) {
+		next = sr.byStep[m.steps[i+1]]
+	}
+	a.prog.startStep(step)
+	defer a.prog.stepDone()
+	scans, err := a.scanStep(sr.byStep[step], how, next)
+	if err != nil {
+		return nil, err
+	}
+	if how == scanUntilSevere {
+		for rank, sc := range scans {
+			if errors.Is(sc.openErr, context.Canceled) {
+				delete(scans, rank)
+			}
+		}
+	}
+	res := analyseStep(step, m.mode, scans, sr.job)
+	if checking && res.anomalous {
+		// only that it holds an anomaly counts; what was read depends
+		// on which rank found one first
+		m.checked = &m.steps[i]
+		m.states = append(m.states, res.state("checked", sr.byStep[step]))
+		return res, nil
+	}
+	for _, rank := range sortedKeys(scans) {
+		m.account(scans[rank])
+	}
+	m.unread = append(m.unread, res.unread...)
+	for _, rk := range res.notDumped {
+		m.notDumped[rk] = true
+	}
+	status := res.cleanStatus()
+	switch {
+	case res.anomalous:
+		status = "anomaly"
+	case checking && !res.whole():
+		m.checked, m.undecided = &m.steps[i], true
+		m.states = append(m.states, res.state(status, sr.byStep[step]))
+		return res, nil
+	}
+	m.scanned = append(m.scanned, step)
+	m.supp.addStep(res)
+	m.states = append(m.states, res.state(status, sr.byStep[step]))
+	return res, nil
 }
 
 // wantsNext reports whether the verdict of an anomalous step needs the

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // hop is one collective instance that moved the anomaly from ranks that
@@ -38,7 +39,12 @@ type stepResult struct {
 	inherited   []int  // candidates that are not sources: received through a path the dump does not record
 	later       []int  // births after another candidate's first sign
 	unreadRanks []int  // ranks whose dump could not be read
-	missing     []int  // ranks of the job without a folder for the step (not dumped)
+	missing     []int  // ranks of the job without a folder for the step (absent and notDumped)
+	absent      []int  // ranks with a folder at another analysed step, not at this one: unread here
+	notDumped   []int  // ranks of the job with a folder at no analysed step
+	// unread are the expected rank-steps not read whole (README "How it
+	// decides", 9), by reason; none when the step was read whole.
+	unread []verdict.UnreadRanks
 }
 
 // slim is the part of a step the verdict uses once a later step is read:
@@ -46,12 +52,26 @@ type stepResult struct {
 // tens of megabytes of scans; the clean step before the anomalous one
 // must not double that.
 func (r *stepResult) slim() *stepResult {
-	return &stepResult{step: r.step, mode: r.mode, ranks: r.ranks}
+	return &stepResult{step: r.step, mode: r.mode, ranks: r.ranks, unread: r.unread}
 }
 
-// analyseStep puts the ranks of one step together. known are the ranks
-// with a folder in some analysed step.
-func analyseStep(step int, mode string, scans map[int]*rankScan, known []int) *stepResult {
+// whole reports whether every expected rank of the step was read whole.
+func (r *stepResult) whole() bool { return len(r.unread) == 0 }
+
+// status is the step's status when it holds no anomaly: clean only when
+// it was read whole.
+func (r *stepResult) cleanStatus() string {
+	switch {
+	case r.whole():
+		return "clean"
+	case len(unreadRanksOf(r.unread)) >= len(r.ranks)+len(r.absent):
+		return "unread"
+	}
+	return "incomplete"
+}
+
+// analyseStep puts the ranks of one step together.
+func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *stepResult {
 	r := &stepResult{step: step, mode: mode, scans: scans, locals: map[int]*local{}}
 	for rank := range scans {
 		r.ranks = append(r.ranks, rank)
@@ -71,23 +91,18 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, known []int) *s
 			r.unreadRanks = append(r.unreadRanks, rank)
 		}
 	}
-	// not dumped: known from other steps or from the step's process groups
-	job := map[int]bool{}
-	for _, rk := range known {
-		job[rk] = true
-	}
-	for _, s := range scans {
-		for _, g := range s.groups {
-			for _, rk := range g {
-				job[rk] = true
-			}
+	for _, rk := range job.ranksAt(scans) {
+		if _, ok := scans[rk]; ok {
+			continue
+		}
+		r.missing = append(r.missing, rk)
+		if job.known[rk] {
+			r.absent = append(r.absent, rk)
+		} else {
+			r.notDumped = append(r.notDumped, rk)
 		}
 	}
-	for _, rk := range sortedKeys(job) {
-		if _, ok := scans[rk]; !ok {
-			r.missing = append(r.missing, rk)
-		}
-	}
+	r.unread = r.unreadList()
 	if !r.anomalous {
 		return r
 	}

@@ -25,6 +25,18 @@ type Verdict struct {
 	Warnings   []Warning    `json:"warnings"`
 	NextSteps  []string     `json:"next_steps"`
 	Scanned    Scanned      `json:"scanned"`
+	// Complete is true when every expected rank-step the verdict rests on
+	// was read whole (README "How it decides", 9): every dumped step when
+	// there is no anomaly, the steps read up to the origin step and the
+	// step that checked it otherwise. "No anomaly" with Complete false is
+	// no clean bill: exit status 3.
+	Complete bool `json:"complete"`
+	// Unread are the expected rank-steps that could not be read whole, by
+	// step and reason; empty when Complete.
+	Unread []UnreadRanks `json:"unread"`
+	// NotDumped are the ranks of the job that no analysed step holds (a
+	// rank-subset dump, another node's folders): said, not unread.
+	NotDumped []int `json:"not_dumped"`
 	// Steps is every dumped step of the analysed mode, in order, with
 	// what each rank showed: the data of the propagation picture.
 	Steps []StepState `json:"steps"`
@@ -73,6 +85,18 @@ type Origin struct {
 	// read (missing, empty, damaged before their first entries) or was not
 	// dumped: any of them may have made it first.
 	PossibleSources []int `json:"possible_sources"`
+}
+
+// UnreadRanks are ranks of one step that were expected and could not be
+// read whole, for one reason.
+type UnreadRanks struct {
+	Step  int   `json:"step"`
+	Ranks []int `json:"ranks"`
+	// Reason is "no folder" (the rank has folders at other steps, not at
+	// this one), "unreadable" (missing, not a file, garbage or cut before
+	// its first entry, no entries) or "damaged" (broke after some entries,
+	// which were used), or, in a watch, "never finished".
+	Reason string `json:"reason"`
 }
 
 // Recovered is an anomaly that the next step no longer showed: a step the
@@ -202,13 +226,19 @@ type Frame struct {
 // first met the anomaly.
 type StepState struct {
 	Step int `json:"step"`
-	// Status is clean, anomaly (the step the verdict is about), recovered
-	// (an anomaly the next step no longer showed), checked (read only
-	// until the anomaly showed again) or not_scanned.
+	// Status is clean (every expected rank read whole, no anomaly),
+	// anomaly (the step the verdict is about), recovered (an anomaly the
+	// next step no longer showed), checked (read only until the anomaly
+	// showed again), unread (no expected rank could be read whole),
+	// incomplete (some could not, and the others hold no anomaly) or
+	// not_scanned.
 	Status string `json:"status"`
 	// Ranks are the ranks with a folder for the step, as ranges ("0-3,8").
-	Ranks     string      `json:"ranks"`
-	Damaged   []int       `json:"damaged"`   // unreadable or cut short
+	Ranks   string `json:"ranks"`
+	Damaged []int  `json:"damaged"` // unreadable or cut short
+	// Unread are the expected ranks of the step not read whole: damaged,
+	// unreadable, or without a folder for it.
+	Unread    []int       `json:"unread"`
 	Anomalous []RankState `json:"anomalous"` // in rank order; empty for checked steps
 }
 

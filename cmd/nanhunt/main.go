@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 func main() {
@@ -18,10 +20,22 @@ func main() {
 
 // Exit statuses.
 const (
-	exitClean   = 0 // no anomaly
-	exitAnomaly = 1 // an anomaly was found
-	exitError   = 2 // unusable input or bad usage
+	exitClean      = 0 // no anomaly, and every expected rank-step was read whole
+	exitAnomaly    = 1 // an anomaly was found
+	exitError      = 2 // unusable input or bad usage
+	exitIncomplete = 3 // no anomaly in what was read, but something expected was not read whole
 )
+
+// exitOf is the exit status a verdict gives.
+func exitOf(v *verdict.Verdict) int {
+	switch {
+	case v.Anomaly:
+		return exitAnomaly
+	case !v.Complete:
+		return exitIncomplete
+	}
+	return exitClean
+}
 
 // errInterrupted is the error of a run stopped by Ctrl-C, whichever
 // reader saw it first.

@@ -42,7 +42,8 @@ and says what to collect next:
 The plan is printed; -o writes its config.json (never inside the dump).
 
 Exit status: 0 no anomaly (nothing to collect), 1 a plan for an anomaly, 2
-unusable input or bad usage.`,
+unusable input or bad usage, 3 no anomaly in what could be read but some
+expected rank-step could not be read whole.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := f.inputs(args) // a dump, or the summaries of its nodes
 			if err != nil {
@@ -121,6 +122,8 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 	}
 	if v.Plan != nil {
 		setExit(cmd, exitAnomaly)
+	} else {
+		setExit(cmd, exitOf(v))
 	}
 	return nil
 }

@@ -49,7 +49,8 @@ a missing or damaged file is a warning on the page. Nothing is ever written
 inside DIR.
 
 Exit status: 0 no anomaly, 1 the verdict holds an anomaly, 2 unusable input
-or bad usage.`,
+or bad usage, 3 no anomaly in what was read but the verdict is not complete
+(some expected rank-step could not be read whole).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(cmd, args[0], &f)
@@ -107,9 +108,7 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 			return err
 		}
 	}
-	if v.Anomaly {
-		setExit(cmd, exitAnomaly)
-	}
+	setExit(cmd, exitOf(v))
 	return nil
 }
 

@@ -31,7 +31,9 @@ and names the first bad step, the rank(s) where the NaN/Inf was born, the op,
 its stage and kind, the user's code line, and the collective that carried it
 to the other ranks.
 
-Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
+Exit status: 0 no anomaly and every expected rank-step read whole, 1 anomaly
+found, 2 unusable input or bad usage, 3 no anomaly in what could be read but
+some expected rank-step could not be read whole (the first line names it).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

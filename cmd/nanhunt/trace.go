@@ -99,7 +99,9 @@ the verdict says where they agree with the dump and where they do not.
 Without a dump, they say which steps and ranks to dump, and print the
 msprobe config.json for it.
 
-Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.`,
+Exit status: 0 no anomaly and every expected rank-step read whole, 1 anomaly
+found, 2 unusable input or bad usage, 3 no anomaly in what could be read but
+some expected rank-step could not be read whole (the first line names it).`,
 		Example: `  nanhunt trace ./dump_path
   nanhunt trace ./dump_path/step6 --ranks 0-7
   nanhunt trace ./dump_path --format json -o verdict.json --html report.html
@@ -144,9 +146,7 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	if err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error { return write(w, f.format, v) }); err != nil {
 		return err
 	}
-	if v.Anomaly {
-		setExit(cmd, exitAnomaly)
-	}
+	setExit(cmd, exitOf(v))
 	return nil
 }
 

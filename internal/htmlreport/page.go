@@ -18,7 +18,7 @@ type page struct {
 	Title     string
 	Source    string // the dump the verdict is about, when known
 	V         *verdict.Verdict
-	Status    string // anomaly, clean or recovered
+	Status    string // anomaly, incomplete, recovered or clean
 	Picture   bool   // there are steps and ranks to draw
 	Headline  string
 	Sentences []string
@@ -130,6 +130,8 @@ func newPage(v *verdict.Verdict, opt Options) (*page, error) {
 	switch {
 	case v.Anomaly:
 		p.Status = "anomaly"
+	case !v.Complete:
+		p.Status = "incomplete"
 	case len(v.Recovered) > 0:
 		p.Status = "recovered"
 	default:

@@ -1,6 +1,8 @@
 // Package ranklist holds the small operations on lists of rank (or step)
 // numbers that the analysis, the evidence and the plan share: naming them
-// for people ("rank 2", "ranks 0-3,8"), and comparing them as sets.
+// for people ("rank 2", "ranks 0-3,8", "steps 5-7 (ranks 0-3)" for the
+// rank-steps a verdict could not read), and comparing them as sets.
 //
-// It imports dump (for FormatRanges) and the standard library.
+// It imports dump (for FormatRanges), verdict (for its unread rows) and
+// the standard library.
 package ranklist

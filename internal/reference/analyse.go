@@ -18,7 +18,7 @@ func Analyse(path string, opt Options) (*Verdict, error) {
 	if len(steps) == 0 {
 		return nil, errors.New("reference: no rank folder matches the requested steps and ranks")
 	}
-	a := &analysis{steps: steps, known: map[int]bool{}, status: map[int]string{}, rows: map[int][]RankRole{}}
+	a := &analysis{steps: steps, known: map[int]bool{}, selected: opt.Ranks, never: map[int]bool{}, status: map[int]string{}, rows: map[int][]RankRole{}}
 	for _, s := range steps {
 		for _, r := range s.ranks {
 			a.known[r.rank] = true
@@ -37,10 +37,16 @@ func (a *analysis) load(sd stepDir) *stepData {
 
 // analysis is the walk over the steps (README section 7).
 type analysis struct {
-	steps  []stepDir
-	known  map[int]bool // ranks with a folder in some step
-	status map[int]string
-	rows   map[int][]RankRole
+	steps    []stepDir
+	known    map[int]bool // ranks with a folder in some step
+	selected map[int]bool // the ranks option (nil: all)
+	status   map[int]string
+	rows     map[int][]RankRole
+
+	unread    []UnreadRanks // expected rank-steps not read whole, of the steps read
+	never     map[int]bool  // ranks of the job with a folder in no selected step
+	checkedAt *int          // the next dumped step read to see whether the anomaly lasts
+	undecided bool          // it showed nothing but was not read whole
 
 	scanned   []int
 	recovered []Recovered
@@ -52,11 +58,13 @@ type analysis struct {
 func (a *analysis) scan(strict bool) {
 	a.stoppedAt = -1
 	for i := 0; i < len(a.steps); i++ {
-		res := analyseStep(a.load(a.steps[i]))
+		d := a.load(a.steps[i])
+		res := analyseStep(d)
 		step := a.steps[i].step
 		a.scanned = append(a.scanned, step)
+		unread := a.account(d)
 		if !res.anomalous() {
-			a.status[step] = "clean"
+			a.status[step] = statusWithout(unread, d)
 			continue
 		}
 		a.rows[step] = rowsOf(res)
@@ -65,11 +73,20 @@ func (a *analysis) scan(strict bool) {
 			a.status[step] = "anomaly"
 			return
 		}
-		next := analyseStep(a.load(a.steps[i+1]))
+		nd := a.load(a.steps[i+1])
+		next := analyseStep(nd)
+		nextStep := nd.step
 		if next.anomalous() {
-			a.origin, a.checked, a.stoppedAt = res, next, i
+			a.origin, a.checked, a.checkedAt, a.stoppedAt = res, next, &nextStep, i
 			a.status[step] = "anomaly"
-			a.status[next.data.step] = "checked"
+			a.status[nextStep] = "checked"
+			return
+		}
+		if nu := a.account(nd); len(nu) > 0 {
+			// README 9: whether it lasted cannot be told
+			a.origin, a.checkedAt, a.stoppedAt, a.undecided = res, &nextStep, i, true
+			a.status[step] = "anomaly"
+			a.status[nextStep] = statusWithout(nu, nd)
 			return
 		}
 		a.status[step] = "recovered"
@@ -80,6 +97,17 @@ func (a *analysis) scan(strict bool) {
 		a.scanned = append(a.scanned, next.data.step)
 		a.status[next.data.step] = "clean"
 	}
+}
+
+// account adds a step's unread rank-steps and never-dumped ranks to the
+// verdict's, and returns the step's.
+func (a *analysis) account(d *stepData) []UnreadRanks {
+	unread := a.unreadOf(d)
+	a.unread = append(a.unread, unread...)
+	for _, r := range a.neverDumped(d) {
+		a.never[r] = true
+	}
+	return unread
 }
 
 // rowsOf lists how each rank first met the anomaly, in rank order.
@@ -120,15 +148,17 @@ func (a *analysis) verdict() *Verdict {
 		st, ok := a.status[s.step]
 		if !ok {
 			st = "not_scanned"
-			if a.checked == nil || s.step != a.checked.data.step {
-				v.Scanned.NotScanned = append(v.Scanned.NotScanned, s.step)
-			}
+			v.Scanned.NotScanned = append(v.Scanned.NotScanned, s.step)
 		}
 		rows := []RankRole{}
 		if st == "anomaly" || st == "recovered" {
 			rows = a.rows[s.step]
 		}
 		v.Steps = append(v.Steps, Step{Step: s.step, Status: st, Anomalous: rows})
+	}
+	v.Complete, v.Unread, v.NotDumped = len(a.unread) == 0, a.unread, sortedInts(a.never)
+	if v.Unread == nil {
+		v.Unread = []UnreadRanks{}
 	}
 	if a.origin == nil {
 		return v
@@ -138,10 +168,7 @@ func (a *analysis) verdict() *Verdict {
 	v.Origin = a.originOf(res, a.stoppedAt)
 	step := res.data.step
 	v.Scanned.StoppedAt = &step
-	if a.checked != nil {
-		next := a.checked.data.step
-		v.Scanned.CheckedNext = &next
-	}
+	v.Scanned.CheckedNext = a.checkedAt
 	main := res.origin.main
 	if v.Origin.Kind == "inf" {
 		if e := res.data.read(main).firstNaNFrom(res.origin.root.index); e != nil {

@@ -49,27 +49,22 @@ func (a *analysis) confidence(res *stepResult, firstDumped bool) string {
 	if rd := d.read(o.main); rd != nil && rd.statlessMost() {
 		lower(1)
 	}
+	for _, u := range a.unread {
+		if u.Step < d.step {
+			lower(1) // README 8: an older anomaly cannot be ruled out
+		}
+	}
+	if a.undecided {
+		lower(1) // README 9: whether it lasted cannot be told
+	}
 	return levels[level]
 }
 
-// notDumped are the ranks without a folder in the step that have one in
-// another step or are listed in a group of the step's collectives.
+// notDumped are the ranks of the job (README 9) without a folder in the
+// step.
 func (a *analysis) notDumped(d *stepData) []int {
-	want := map[int]bool{}
-	for r := range a.known {
-		want[r] = true
-	}
-	for _, rank := range d.dumped {
-		if rd := d.read(rank); rd != nil {
-			for _, ref := range rd.instances {
-				for _, g := range ref.side.group.ranks {
-					want[g] = true
-				}
-			}
-		}
-	}
 	var out []int
-	for _, r := range sortedInts(want) {
+	for _, r := range a.jobRanks(d) {
 		if !slices.Contains(d.dumped, r) {
 			out = append(out, r)
 		}

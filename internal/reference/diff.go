@@ -35,7 +35,38 @@ func DiffWith(want, got *Verdict, o DiffOptions) []string {
 	d.intPtr("scanned.stopped_at", want.Scanned.StoppedAt, got.Scanned.StoppedAt)
 	d.intPtr("scanned.checked_next", want.Scanned.CheckedNext, got.Scanned.CheckedNext)
 	d.ints("scanned.not_scanned", want.Scanned.NotScanned, got.Scanned.NotScanned)
+	d.eq("complete", want.Complete, got.Complete)
+	d.strs("unread", unreadLines(want.Unread), unreadLines(got.Unread))
+	d.ints("not_dumped", want.NotDumped, got.NotDumped)
 	return d.lines
+}
+
+// unreadLines are unread rank-steps one per rank, "step 5 rank 2:
+// damaged", sorted.
+func unreadLines(rows []UnreadRanks) []string {
+	var out []string
+	for _, u := range rows {
+		for _, r := range u.Ranks {
+			out = append(out, fmt.Sprintf("step %d rank %d: %s", u.Step, r, u.Reason))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// strs compares two sorted lists of lines: one line per line missing or
+// extra.
+func (d *differ) strs(field string, want, got []string) {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			d.lines = append(d.lines, fmt.Sprintf("%s: want %s, got none", field, w))
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			d.lines = append(d.lines, fmt.Sprintf("%s: want none, got %s", field, g))
+		}
+	}
 }
 
 type differ struct {

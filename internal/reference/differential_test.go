@@ -89,6 +89,7 @@ func TestDifferentialRuleCases(t *testing.T) {
 		{"across-steps", TestAcrossSteps},
 		{"cut-file", TestCutFileHasNothingAfterB2},
 		{"no-backward-kernel", TestNoBackwardEntryKernelCalledByBackward},
+		{"complete", TestComplete},
 	} {
 		t.Run(c.name, c.test)
 	}

@@ -11,7 +11,10 @@ func FromTrace(v *verdict.Verdict) *Verdict {
 	if v == nil {
 		return nil
 	}
-	out := &Verdict{Anomaly: v.Anomaly, Spread: []Hop{}, Recovered: []Recovered{}}
+	out := &Verdict{Anomaly: v.Anomaly, Spread: []Hop{}, Recovered: []Recovered{}, Complete: v.Complete, NotDumped: ints(v.NotDumped), Unread: []UnreadRanks{}}
+	for _, u := range v.Unread {
+		out.Unread = append(out.Unread, UnreadRanks{Step: u.Step, Ranks: ints(u.Ranks), Reason: u.Reason})
+	}
 	if o := v.Origin; o != nil {
 		out.Origin = &Origin{Step: o.Step, Ranks: ints(o.Ranks), Op: o.Op, Stage: o.Stage, Phase: o.Phase, Kind: kindFromTrace(o.Kind),
 			Tie: o.Tie, Captured: o.Captured, Collective: o.Collective, Unread: o.Unread, Confidence: o.Confidence}

@@ -13,6 +13,12 @@ type Verdict struct {
 	Recovered []Recovered // in step order
 	Steps     []Step      // every dumped step, in order
 	Scanned   Scanned
+	// Complete: every expected rank-step the verdict rests on was read
+	// whole (README 9); Unread the others; NotDumped the job's ranks with
+	// a folder in no selected step.
+	Complete  bool
+	Unread    []UnreadRanks
+	NotDumped []int
 }
 
 // Origin is where the anomaly was born.

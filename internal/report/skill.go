@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -21,12 +22,17 @@ const SkillSchema = "nanhunt/skill/v1"
 // single_rank_tracer.py wrote for the source rank, with the field names
 // both used; the other members are nanhunt's.
 type SkillOutput struct {
-	Schema     string           `json:"schema"`
-	Anomaly    bool             `json:"anomaly"`
-	Step       *int             `json:"step"`       // the origin step; null without an origin
-	Confidence string           `json:"confidence"` // high, medium, low; "" without an origin
-	CrossRank  CrossRankOps     `json:"cross_rank_analysis"`
-	SingleRank *SingleRankTrace `json:"single_rank_trace"` // null without an origin
+	Schema  string `json:"schema"`
+	Anomaly bool   `json:"anomaly"`
+	// Complete and Unread are the verdict's: false, and the rank-steps
+	// that could not be read whole, when "no anomaly" covers less than
+	// was expected (exit status 3).
+	Complete   bool                  `json:"complete"`
+	Unread     []verdict.UnreadRanks `json:"unread"`
+	Step       *int                  `json:"step"`       // the origin step; null without an origin
+	Confidence string                `json:"confidence"` // high, medium, low; "" without an origin
+	CrossRank  CrossRankOps          `json:"cross_rank_analysis"`
+	SingleRank *SingleRankTrace      `json:"single_rank_trace"` // null without an origin
 	// Notes say in words what the two results cannot: an origin that is
 	// not in the dump, a tie, ranks reached outside the collectives.
 	Notes []string `json:"notes"`
@@ -124,14 +130,21 @@ func Skill(w io.Writer, v *verdict.Verdict) error {
 
 // SkillOf puts a verdict in the skill's shapes.
 func SkillOf(v *verdict.Verdict) SkillOutput {
-	out := SkillOutput{Schema: SkillSchema, Anomaly: v.Anomaly, CrossRank: CrossRankOps{}, Notes: []string{}}
+	out := SkillOutput{Schema: SkillSchema, Anomaly: v.Anomaly, Complete: v.Complete, Unread: v.Unread, CrossRank: CrossRankOps{}, Notes: []string{}}
+	if out.Unread == nil {
+		out.Unread = []verdict.UnreadRanks{}
+	}
 	o := v.Origin
 	if o == nil {
-		if v.Anomaly {
+		switch {
+		case v.Anomaly:
 			out.Notes = append(out.Notes, "no dump was analysed: the NaN/Inf comes from the training log or the monitor; "+
 				"nanhunt plan writes the msprobe config.json that dumps the steps and ranks they point at")
-		} else {
-			out.Notes = append(out.Notes, "no NaN/Inf in the steps read")
+		case !v.Complete:
+			out.Notes = append(out.Notes, fmt.Sprintf("no NaN/Inf in what could be read, but %s could not be read whole: this is not a clean run (exit status 3)",
+				ranklist.UnreadWords(v.Unread)))
+		default:
+			out.Notes = append(out.Notes, "no NaN/Inf in any step and rank expected: every one was read whole")
 		}
 		return out
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 )
 
 // Text writes the verdict for a person: the answer in plain words first,
@@ -389,20 +390,64 @@ func (p *printer) scanned(v *verdict.Verdict) {
 	default:
 		p.f("%d cleared by a byte search, %d parsed (%d entries)", s.Cleared, s.Files-s.Cleared, s.Entries)
 	}
-	if s.CheckedNext != nil {
+	if s.CheckedNext != nil && checkedShowedIt(v) {
 		p.f("; step %d was read only until it showed that the anomaly lasts", *s.CheckedNext)
 	}
 	p.f(".\n")
+	if len(v.NotDumped) > 0 {
+		p.f("%s of the job %s no folder at any step read (not dumped).\n", upperRank(rankWord(v.NotDumped)), plural(len(v.NotDumped), "has", "have"))
+	}
 }
 
-func (p *printer) clean(v *verdict.Verdict) {
-	if len(v.Recovered) > 0 {
-		p.f("nanhunt: no lasting NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
-		p.recovered(v)
-	} else {
-		p.f("nanhunt: no NaN or Inf in %s (%s).\n\n", stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
+// checkedShowedIt reports whether the checked step showed the anomaly
+// again (it may show nothing and not be read whole).
+func checkedShowedIt(v *verdict.Verdict) bool {
+	for _, st := range v.Steps {
+		if v.Scanned.CheckedNext != nil && st.Step == *v.Scanned.CheckedNext {
+			return st.Status == "checked"
+		}
 	}
+	return true
+}
+
+// upperRank capitalises "rank"/"ranks" at the start of a sentence.
+func upperRank(s string) string { return "R" + strings.TrimPrefix(s, "r") }
+
+func (p *printer) clean(v *verdict.Verdict) {
+	p.f("%s\n\n", CleanHeadline(v))
+	p.recovered(v)
+	p.unread(v)
 	p.list("Next", v.NextSteps)
+}
+
+// CleanHeadline is the first line of a verdict without an anomaly: a
+// clean bill only when every expected rank-step was read whole.
+func CleanHeadline(v *verdict.Verdict) string {
+	lasting := ""
+	if len(v.Recovered) > 0 {
+		lasting = "lasting "
+	}
+	switch {
+	case !v.Complete && len(v.Unread) == 0:
+		return fmt.Sprintf("nanhunt: no %sNaN or Inf in what was read; the verdict does not say that every expected rank-step was read whole.", lasting)
+	case !v.Complete:
+		return fmt.Sprintf("nanhunt: no %sNaN or Inf in what could be read; %s could not be read.", lasting, ranklist.UnreadWords(v.Unread))
+	}
+	return fmt.Sprintf("nanhunt: no %sNaN or Inf in %s (%s).", lasting, stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
+}
+
+// unread lists the expected rank-steps that could not be read whole.
+func (p *printer) unread(v *verdict.Verdict) {
+	if len(v.Unread) == 0 {
+		return
+	}
+	p.f("Not read whole (nothing is known of them)\n")
+	c := textTable{indent: "  "}
+	for _, u := range v.Unread {
+		c.add(fmt.Sprintf("step %d", u.Step), rankWord(u.Ranks), u.Reason)
+	}
+	c.print(p)
+	p.f("\n")
 }
 
 // recovered lists anomalies that the next step no longer showed.

@@ -131,7 +131,9 @@ message, a bound on wall time and on the child's peak RSS (from
 ` + "`getrusage`" + `), and that every input is byte for byte the same
 afterwards. ` + "`go test ./internal/robustness -update`" + ` rewrites this page.
 
-Exit status: 0 no anomaly, 1 anomaly found, 2 unusable input or bad usage.
+Exit status: 0 no anomaly and every expected rank-step read whole, 1 anomaly
+found, 2 unusable input or bad usage, 3 no anomaly in what could be read but
+some expected rank-step could not be read whole.
 
 `)
 	class := ""
@@ -165,6 +167,8 @@ func heading(class string) string {
 		return "Saying what it cannot tell"
 	case "command line":
 		return "Command line"
+	case "false clean":
+		return "Never a false clean: \"no NaN or Inf\" about what was not read"
 	}
 	return class
 }

@@ -23,8 +23,11 @@ def trace(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, *
     HTML report), output (also write the verdict to this file).
 
     The verdict says whether there is an anomaly (``verdict["anomaly"]``) and
-    where it was born (``verdict["origin"]``); an unusable input or bad usage
-    raises NanhuntError with nanhunt's message.
+    where it was born (``verdict["origin"]``). No anomaly is a clean run only
+    when ``verdict["complete"]`` is True: False means some expected rank-steps
+    could not be read whole (``verdict["unread"]`` lists them; the command
+    exits 3). An unusable input or bad usage raises NanhuntError with
+    nanhunt's message.
     """
     argv = ["trace"] + _path(path) + ["--format", "json"] + _options.flags("trace", _options.TRACE, options)
     out = _run(argv, timeout, options.get("output"))
@@ -62,7 +65,9 @@ def _run(argv: List[str], timeout: Optional[float], output: Optional[PathLike] =
         raise NanhuntError(f"nanhunt {argv[0]} did not finish in {timeout} s") from e
     stdout = done.stdout.decode("utf-8", "replace")
     stderr = done.stderr.decode("utf-8", "replace")
-    if done.returncode in (0, 1):
+    # 0 clean, 1 anomaly, 3 no anomaly in what could be read but not
+    # everything was: each is an answer
+    if done.returncode in (0, 1, 3):
         try:
             if output is not None:
                 with open(output, encoding="utf-8") as f:

@@ -30,7 +30,27 @@ class Trace(unittest.TestCase):
     def test_clean_steps(self):
         v = nanhunt.trace(support.fixture(*BWD_SQRT), steps=range(0, 5), jobs=1)
         self.assertIs(v["anomaly"], False)
+        self.assertIs(v["complete"], True)
         self.assertIsNone(v["origin"])
+
+    def test_unread_steps_are_no_clean_run(self):
+        # steps 0-4 are clean; their dump.json files at step 4 are garbage
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "dump")
+            src = support.fixture(*BWD_SQRT)
+            for step in range(5):
+                for rank in range(4):
+                    d = os.path.join(run, f"step{step}", f"rank{rank}")
+                    os.makedirs(d)
+                    with open(os.path.join(src, f"step{step}", f"rank{rank}", "dump.json"), "rb") as f:
+                        data = f.read()
+                    with open(os.path.join(d, "dump.json"), "wb") as f:
+                        f.write(b"garbage" if step == 4 else data)
+            v = nanhunt.trace(run)
+        self.assertIs(v["anomaly"], False)
+        self.assertIs(v["complete"], False)
+        self.assertEqual(v["unread"], [{"step": 4, "ranks": [0, 1, 2, 3], "reason": "unreadable"}])
+        self.assertEqual([s["status"] for s in v["steps"]], ["clean"] * 4 + ["unread"])
 
     def test_options_reach_the_command(self):
         # one rank of the step: rank 2 alone holds the birth, rank 0 only received it

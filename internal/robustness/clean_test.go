@@ -1,0 +1,218 @@
+package robustness
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// eightCleanSteps writes a clean two-rank dump of steps 0-7.
+func eightCleanSteps(t *testing.T, in string) {
+	t.Helper()
+	var steps []string
+	for s := range 8 {
+		steps = append(steps, "step"+string(rune('0'+s)))
+	}
+	writeDump(t, in, dumpSpec{steps: steps, clean: true})
+}
+
+// garble replaces the dump.json of every rank of the steps with bytes that
+// are no JSON.
+func garble(t *testing.T, in string, steps ...string) {
+	t.Helper()
+	for _, s := range steps {
+		for _, r := range []string{"rank0", "rank1"} {
+			writeFile(t, filepath.Join(in, s, r, "dump.json"), "\x00garbage, not a dump\n")
+		}
+	}
+}
+
+// firstLine checks the first line of the text verdict.
+func firstLine(want string) func(t *testing.T, stdout string) {
+	return func(t *testing.T, stdout string) {
+		t.Helper()
+		if got, _, _ := strings.Cut(stdout, "\n"); got != want {
+			t.Errorf("first line %q, want %q", got, want)
+		}
+	}
+}
+
+// incompleteJSON checks a JSON verdict (or skill output) that found no
+// anomaly and lists the unread rank-steps of the steps given.
+func incompleteJSON(steps ...int) func(t *testing.T, stdout string) {
+	return func(t *testing.T, stdout string) {
+		t.Helper()
+		var v struct {
+			Anomaly  bool `json:"anomaly"`
+			Complete *bool
+			Unread   []struct {
+				Step  int   `json:"step"`
+				Ranks []int `json:"ranks"`
+			} `json:"unread"`
+			Steps []struct {
+				Step   int    `json:"step"`
+				Status string `json:"status"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+			t.Fatalf("stdout is no JSON object: %v", err)
+		}
+		if v.Anomaly || v.Complete == nil || *v.Complete {
+			t.Errorf("anomaly %v, complete %v: want false, false", v.Anomaly, v.Complete)
+		}
+		var got []int
+		for _, u := range v.Unread {
+			if !slices.Equal(u.Ranks, []int{0, 1}) {
+				t.Errorf("unread step %d ranks %v, want 0,1", u.Step, u.Ranks)
+			}
+			got = append(got, u.Step)
+		}
+		if !slices.Equal(got, steps) {
+			t.Errorf("unread steps %v, want %v", got, steps)
+		}
+		for _, s := range v.Steps {
+			if slices.Contains(steps, s.Step) && s.Status == "clean" {
+				t.Errorf("step %d could not be read and is called clean", s.Step)
+			}
+		}
+	}
+}
+
+// falseCleanCases are inputs on which "no NaN or Inf" would be a claim
+// about something that was not read.
+func falseCleanCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	unread := "nanhunt: no NaN or Inf in what could be read; steps 5-7 (ranks 0,1) could not be read."
+	return []adversarialCase{
+		{
+			class: "false clean", name: "unread-steps",
+			input:  "a clean dump of steps 0-7 whose dump.json files of steps 5-7 are garbage",
+			answer: "exit 3: no NaN or Inf in what could be read, steps 5-7 named unread",
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				garble(t, in, "step5", "step6", "step7")
+				return []string{"trace", in}
+			},
+			exit: exitIncomplete, message: regexp.QuoteMeta(unread), maxTime: bound, maxRSSMiB: rss,
+			stdout: firstLine(unread),
+		},
+		{
+			class: "false clean", name: "unread-steps-json",
+			input:  "the same, --format json",
+			answer: `"complete": false, the unread rank-steps, no step of them "clean"`,
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				garble(t, in, "step5", "step6", "step7")
+				return []string{"trace", in, "--format", "json"}
+			},
+			exit: exitIncomplete, message: `"complete": false`, maxTime: bound, maxRSSMiB: rss,
+			stdout: incompleteJSON(5, 6, 7),
+		},
+		{
+			class: "false clean", name: "unread-steps-skill",
+			input:  "the same, --format skill",
+			answer: `"complete": false, the unread rank-steps, a note naming them`,
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				garble(t, in, "step5", "step6", "step7")
+				return []string{"trace", in, "--format", "skill"}
+			},
+			exit: exitIncomplete, message: `steps 5-7 \(ranks 0,1\) could not be read whole`, maxTime: bound, maxRSSMiB: rss,
+			stdout: incompleteJSON(5, 6, 7),
+		},
+		{
+			class: "false clean", name: "rank-folder-missing-one-step",
+			input:  "a clean two-rank dump of steps 0-7 without rank 1's folder at step 3",
+			answer: "exit 3: step 3 (rank 1) could not be read",
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				if err := os.RemoveAll(filepath.Join(in, "step3", "rank1")); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"trace", in}
+			},
+			exit: exitIncomplete, message: `^nanhunt: no NaN or Inf in what could be read; step 3 \(rank 1\) could not be read\.`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
+			class: "false clean", name: "clean-file-cut",
+			input:  "a clean dump whose rank 1 file is cut after its first entry",
+			answer: "exit 3: the entries before the cut are clean, the rest is unknown",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{clean: true, padEntries: 20})
+				p := filepath.Join(rank(in, 1), "dump.json")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, p, string(b[:len(b)/2]))
+				return []string{"trace", in}
+			},
+			exit: exitIncomplete, message: `step 0 +rank 1 +damaged`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
+			class: "false clean", name: "rank-gap-clean",
+			input:  "a clean dump with folders for ranks 0 and 2 only (a rank-subset dump)",
+			answer: "exit 0, and rank 1 is named as not dumped",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{clean: true})
+				if err := os.Rename(rank(in, 1), rank(in, 2)); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"trace", in}
+			},
+			exit: exitClean, message: `Rank 1 of the job has no folder at any step read`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
+			class: "false clean", name: "next-step-unread",
+			input:  "a NaN at step 0 and garbage in every file of step 1, the step that tells whether it lasted",
+			answer: "exit 1: the anomaly is not called one that did not last; confidence medium, naming step 1",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{steps: []string{"step0", "step1"}})
+				garble(t, in, "step1")
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `whether the anomaly lasted cannot be told`, maxTime: bound, maxRSSMiB: rss,
+			stdout: func(t *testing.T, s string) {
+				if strings.Contains(s, "did not last") || !strings.Contains(s, "Confidence: medium") {
+					t.Errorf("want a lasting anomaly of confidence medium:\n%s", clip(s))
+				}
+			},
+		},
+		{
+			class: "false clean", name: "advice-from-unread-step",
+			input:  "a fused optimizer writes NaN weights at step 2 (nanhunt synth optimizer-nan-fused) and step 2's files are garbage",
+			answer: "the advice does not call step 2 dumped and clean",
+			setup: func(t *testing.T, in, out string) []string {
+				synth(t, "optimizer-nan-fused", in)
+				for _, r := range []string{"rank0", "rank1", "rank2", "rank3"} {
+					writeFile(t, filepath.Join(in, "step2", r, "dump.json"), "garbage\n")
+				}
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Step 2 was dumped but step 2 \(ranks 0-3\) could not be read whole`, maxTime: bound, maxRSSMiB: rss,
+			stdout: func(t *testing.T, s string) {
+				if strings.Contains(s, "Step 2 was dumped and is clean") {
+					t.Errorf("the advice reasons from step 2, which could not be read:\n%s", clip(s))
+				}
+			},
+		},
+	}
+}
+
+// synth writes a generated scenario under dir with the nanhunt binary.
+func synth(t *testing.T, scenario, dir string) {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "synth", "--scenario", scenario, "-o", dir).CombinedOutput(); err != nil {
+		t.Fatalf("nanhunt synth %s: %v\n%s", scenario, err, out)
+	}
+}
