@@ -7,6 +7,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/plan"
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -152,6 +153,11 @@ func writePlan(w io.Writer, format string, v *verdict.Verdict) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
 		return e.Encode(v.Plan)
+	}
+	if v.Plan == nil && !v.Anomaly && !v.Complete && len(v.Unread) > 0 {
+		_, err := fmt.Fprintf(w, "nanhunt: no anomaly to chase in what could be read, but %s could not be read whole: copy those files whole, or dump those steps again, then plan from them.\n",
+			ranklist.UnreadWords(v.Unread))
+		return err
 	}
 	if v.Plan == nil {
 		_, err := fmt.Fprintln(w, "nanhunt: nothing to collect: the verdict has no anomaly to chase.")

@@ -127,6 +127,17 @@ func falseCleanCases() []adversarialCase {
 			stdout: incompleteJSON(5, 6, 7),
 		},
 		{
+			class: "false clean", name: "unread-steps-plan",
+			input:  "the same, nanhunt plan",
+			answer: "exit 3: nothing to chase in what could be read, and the unread steps to copy or dump again",
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				garble(t, in, "step5", "step6", "step7")
+				return []string{"plan", in}
+			},
+			exit: exitIncomplete, message: `steps 5-7 \(ranks 0,1\) could not be read whole`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
 			class: "false clean", name: "rank-folder-missing-one-step",
 			input:  "a clean two-rank dump of steps 0-7 without rank 1's folder at step 3",
 			answer: "exit 3: step 3 (rank 1) could not be read",
