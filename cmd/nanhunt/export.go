@@ -94,7 +94,7 @@ func runExport(cmd *cobra.Command, path string, f *exportFlags) error {
 	s, err := export.Run(ctx, opt)
 	if s != nil {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: warning: %s\n", w)
+			report.Fprintf(cmd.ErrOrStderr(), "nanhunt: warning: %s\n", w)
 		}
 	}
 	if err != nil {

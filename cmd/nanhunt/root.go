@@ -8,6 +8,8 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/internal/report"
 )
 
 type exitKey struct{}
@@ -45,7 +47,7 @@ some expected rank-step could not be read whole (the first line names it).`,
 }
 
 func writeError(w io.Writer, err error) {
-	fmt.Fprintf(w, "nanhunt: %v\n", err)
+	fmt.Fprintf(w, "nanhunt: %s\n", report.Printable(err.Error()))
 }
 
 // signalContext is cancelled by Ctrl-C.

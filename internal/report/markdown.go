@@ -160,7 +160,7 @@ type mdWriter struct {
 
 func (m *mdWriter) f(format string, args ...any) {
 	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format, args...)
+		_, m.err = fmt.Fprintf(m.w, format, printableArgs(args)...)
 	}
 }
 

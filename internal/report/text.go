@@ -52,7 +52,7 @@ type printer struct {
 
 func (p *printer) f(format string, args ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+		_, p.err = fmt.Fprintf(p.w, format, printableArgs(args)...)
 	}
 }
 

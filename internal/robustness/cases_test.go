@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func size(normal, full int) int {
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {
-	return append(falseCleanCases(), baseCases()...)
+	return slices.Concat(falseCleanCases(), baseCases(), nameCases())
 }
 
 func baseCases() []adversarialCase {

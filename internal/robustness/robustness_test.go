@@ -167,6 +167,8 @@ func heading(class string) string {
 		return "Saying what it cannot tell"
 	case "command line":
 		return "Command line"
+	case "untrusted input":
+		return "A dump is untrusted input"
 	case "false clean":
 		return "Never a false clean: \"no NaN or Inf\" about what was not read"
 	}

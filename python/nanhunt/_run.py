@@ -29,7 +29,7 @@ def trace(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, *
     exits 3). An unusable input or bad usage raises NanhuntError with
     nanhunt's message.
     """
-    argv = ["trace"] + _path(path) + ["--format", "json"] + _options.flags("trace", _options.TRACE, options)
+    argv = ["trace", "--format", "json"] + _options.flags("trace", _options.TRACE, options) + _path(path)
     out = _run(argv, timeout, options.get("output"))
     if not isinstance(out, dict):
         raise NanhuntError(f"nanhunt trace printed {type(out).__name__}, not a verdict object")
@@ -45,7 +45,7 @@ def plan(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, **
     verdict instead of a dump), dump_path and config_path (written into the
     config), output (also write the config.json to this file).
     """
-    argv = ["plan"] + _path(path) + ["--format", "json"] + _options.flags("plan", _options.PLAN, options)
+    argv = ["plan", "--format", "json"] + _options.flags("plan", _options.PLAN, options) + _path(path)
     out = _run(argv, timeout)
     if out is not None and not isinstance(out, dict):
         raise NanhuntError(f"nanhunt plan printed {type(out).__name__}, not a plan object")
@@ -53,7 +53,9 @@ def plan(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, **
 
 
 def _path(path: Optional[PathLike]) -> List[str]:
-    return [] if path is None else [os.fspath(path)]
+    """The positional path, after "--": a path that starts with "-" is a
+    path, never a flag."""
+    return [] if path is None else ["--", os.fspath(path)]
 
 
 def _run(argv: List[str], timeout: Optional[float], output: Optional[PathLike] = None) -> Any:

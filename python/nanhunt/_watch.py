@@ -34,9 +34,10 @@ WATCH: Dict[str, str] = {
 
 
 def argv(dump_path: PathLike, options: Dict[str, Any]) -> List[str]:
-    """The arguments of nanhunt watch for these options."""
+    """The arguments of nanhunt watch for these options; the dump path last,
+    after "--", so that one starting with "-" is never read as a flag."""
     flags = _options.flags("watch", WATCH, options, _options.WATCH_RENAMED)
-    return ["watch", os.fspath(dump_path), "--format", "jsonl"] + flags
+    return ["watch", "--format", "jsonl"] + flags + ["--", os.fspath(dump_path)]
 
 
 class Process:

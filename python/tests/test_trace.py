@@ -52,6 +52,21 @@ class Trace(unittest.TestCase):
         self.assertEqual(v["unread"], [{"step": 4, "ranks": [0, 1, 2, 3], "reason": "unreadable"}])
         self.assertEqual([s["status"] for s in v["steps"]], ["clean"] * 4 + ["unread"])
 
+    def test_path_starting_with_a_dash_is_a_path(self):
+        # a folder named like a flag is read as the dump, never as --help
+        with tempfile.TemporaryDirectory() as tmp:
+            os.symlink(support.fixture(*BWD_SQRT), os.path.join(tmp, "--help"))
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                v = nanhunt.trace("--help")
+                with self.assertRaises(nanhunt.NanhuntError) as cm:
+                    nanhunt.trace("-o")
+            finally:
+                os.chdir(cwd)
+        self.assertEqual(v["origin"]["op"], "Torch.sqrt.0.backward")
+        self.assertIn("-o", cm.exception.message)
+
     def test_options_reach_the_command(self):
         # one rank of the step: rank 2 alone holds the birth, rank 0 only received it
         v = nanhunt.trace(support.fixture(*BWD_SQRT), steps=5, ranks=[0])
