@@ -60,7 +60,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err = errInterrupted
 		}
 		writeError(stderr, err)
-		if wantsJSON(cmd, args) {
+		if wantsJSON(cmd, args) && !stdoutHolds(err) {
 			writeErrorJSON(stdout, err)
 		}
 		return exitError

@@ -84,32 +84,27 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.html != "" {
-		if err := writeHTMLReport(f.html, v, f.dump); err != nil {
-			return err
-		}
-	}
-	if f.markdown != "" {
-		if err := outguard.WriteFile(f.markdown, func(w io.Writer) error { return report.Markdown(w, v) }); err != nil {
-			return err
-		}
-	}
+	o := &outputs{stdout: cmd.OutOrStdout()}
+	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v, f.dump) })
+	o.file("--markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, v) })
 	if !files {
-		err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error {
+		writeReport := func(w io.Writer) error {
 			switch f.format {
 			case "html":
-				return htmlreport.Write(w, v, htmlreport.Options{DumpPath: f.dump})
+				return htmlReport(w, v, f.dump)
 			case "text":
 				return report.Text(w, v)
 			}
 			return report.Markdown(w, v)
-		})
-		if err != nil {
-			return err
+		}
+		if f.output == "" {
+			o.toStdout("the report", writeReport)
+		} else {
+			o.file("-o", f.output, writeReport)
 		}
 	}
 	setExit(cmd, exitOf(v))
-	return nil
+	return o.err()
 }
 
 // maxVerdictBytes bounds the verdict file read into memory: a verdict of
@@ -129,11 +124,15 @@ func readVerdict(path string) (*verdict.Verdict, error) {
 	return v, nil
 }
 
+// htmlReport writes the verdict as an HTML page. dumpPath, when set, is
+// the dump the verdict was made from: the page reads the origin rank's
+// timeline from it.
+func htmlReport(w io.Writer, v *verdict.Verdict, dumpPath string) error {
+	return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
+}
+
 // writeHTMLReport writes the verdict as an HTML page to path (checked by a
-// Guard first). dumpPath, when set, is the dump the verdict was made from:
-// the page reads the origin rank's timeline from it.
+// Guard first), whole or not at all.
 func writeHTMLReport(path string, v *verdict.Verdict, dumpPath string) error {
-	return outguard.WriteFile(path, func(w io.Writer) error {
-		return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
-	})
+	return outguard.WriteFile(path, func(w io.Writer) error { return htmlReport(w, v, dumpPath) })
 }

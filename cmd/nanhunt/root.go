@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -47,10 +49,17 @@ some expected rank-step could not be read whole (the first line names it).`,
 }
 
 func writeError(w io.Writer, err error) {
-	fmt.Fprintf(w, "nanhunt: %s\n", report.Printable(err.Error()))
+	// line by line: the command's own messages may span lines
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = report.Printable(l)
+	}
+	fmt.Fprintf(w, "nanhunt: %s\n", strings.Join(lines, "\n"))
 }
 
-// signalContext is cancelled by Ctrl-C.
+// signalContext is cancelled by Ctrl-C, SIGTERM (a job scheduler's stop,
+// kill's default) and SIGHUP (a closed terminal) alike: every command
+// stops reading, removes what it had half written, and exits.
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt)
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }

@@ -137,17 +137,17 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 		fmt.Fprintln(cmd.OutOrStdout(), detailSteps(v))
 		return nil
 	}
-	// the files first: standard output holds one verdict or one error
-	if f.html != "" {
-		if err := writeHTMLReport(f.html, v, path); err != nil {
-			return err
-		}
-	}
-	if err := writeOut(f.output, cmd.OutOrStdout(), func(w io.Writer) error { return write(w, f.format, v) }); err != nil {
-		return err
+	// each output on its own: a failed --html loses no verdict
+	o := &outputs{stdout: cmd.OutOrStdout()}
+	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v, path) })
+	writeVerdict := func(w io.Writer) error { return write(w, f.format, v) }
+	if f.output == "" {
+		o.toStdout("the verdict", writeVerdict)
+	} else {
+		o.file("-o", f.output, writeVerdict)
 	}
 	setExit(cmd, exitOf(v))
-	return nil
+	return o.err()
 }
 
 // guard refuses outputs that are one of the inputs or lie inside the dump.

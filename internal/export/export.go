@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -100,6 +102,8 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 
 	results, err := exportAll(ctx, dirs, opt.Out, version, jobs)
 	if err != nil {
+		// a reader of the folder must never take part of a set for all of it
+		removeParts(opt.Out, results)
 		return nil, err
 	}
 
@@ -115,6 +119,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		s.account(&results[i])
 	}
 	if err := writeManifest(s); err != nil {
+		removeParts(opt.Out, results)
 		return s, err
 	}
 	if s.Written == 0 {
@@ -139,10 +144,27 @@ func exportAll(ctx context.Context, dirs []dump.RankDir, out, version string, jo
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	err := g.Wait()
+	return results, err
+}
+
+// removeParts removes the Parquet files an export that failed had
+// written, and the partition folders it leaves empty: without its
+// manifest, a part of the set would read as all of it. The files being
+// written when it failed removed themselves (part.abort).
+func removeParts(out string, results []FileResult) {
+	for _, r := range results {
+		if r.Path == "" {
+			continue
+		}
+		p := filepath.Join(out, filepath.FromSlash(r.Path))
+		os.Remove(p)
+		for dir := filepath.Dir(p); dir != filepath.Clean(out) && strings.HasPrefix(dir, filepath.Clean(out)); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break // not empty: something else is there
+			}
+		}
 	}
-	return results, nil
 }
 
 // account adds one file's counts and problems to the summary.

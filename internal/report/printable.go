@@ -9,7 +9,7 @@ import (
 
 // Printable returns s with every character that could change what a
 // terminal or a rendered page shows written as a Go escape: C0 and C1
-// controls (ESC, CR, BEL, NUL, ...), DEL, the Unicode marks that reorder
+// controls but the tab (ESC, CR, LF, BEL, NUL, ...), DEL, the Unicode marks that reorder
 // text (bidirectional overrides and isolates) and bytes that are not
 // UTF-8. Names in a dump are untrusted: without this, an op named
 // "\x1b]0;…\a" would retitle the user's terminal and "\r" would overwrite
@@ -29,9 +29,7 @@ func Printable(s string) string {
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
+		case (r < 0x20 && r != '\t') || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case unsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
@@ -49,7 +47,7 @@ func printableAlready(s string) bool {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c == 0x7f {
+		if (c < 0x20 && c != '\t') || c == 0x7f {
 			return false
 		}
 		if c >= 0x80 {

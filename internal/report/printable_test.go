@@ -16,7 +16,7 @@ func TestPrintable(t *testing.T) {
 		{"a\x1b]0;pwned\x07b", `a\x1b]0;pwned\x07b`},
 		{"x\x1b[2Jy", `x\x1b[2Jy`},
 		{"over\rwrite", `over\rwrite`},
-		{"two\nlines\tand tab", `two\nlines\tand tab`},
+		{"two\nlines\tand tab", `two\nlines` + "\t" + `and tab`},
 		{"nul\x00", `nul\x00`},
 		{"del\x7f", `del\x7f`},
 		{"c1\u009bcsi", `c1\u009bcsi`},
@@ -38,7 +38,7 @@ func unsafeOut(s string) (rune, bool) {
 		if r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
 			return r, true
 		}
-		if r < 0x20 || r == 0x7f || unsafeRune(r) {
+		if (r < 0x20 && r != '\t') || r == 0x7f || unsafeRune(r) {
 			return r, true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -32,6 +33,15 @@ type adversarialCase struct {
 	// that changes its input on purpose sets mutates.
 	during  func(in string, stop <-chan struct{})
 	mutates bool
+	// fileLimitKiB, when set, caps the size of every file the child
+	// writes: a disk that fills up under it
+	fileLimitKiB int
+	// signal, when set, is sent to the child once signalWhen holds on the
+	// folder it runs in
+	signal     syscall.Signal
+	signalWhen func(out string) bool
+	// after, when set, checks what the child left in its folder
+	after func(t *testing.T, out string)
 }
 
 const (
@@ -53,7 +63,7 @@ func size(normal, full int) int {
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {
-	return slices.Concat(falseCleanCases(), baseCases(), nameCases())
+	return slices.Concat(falseCleanCases(), baseCases(), nameCases(), outputCases())
 }
 
 func baseCases() []adversarialCase {

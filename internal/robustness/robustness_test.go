@@ -38,10 +38,13 @@ func TestAdversarial(t *testing.T) {
 					c.during(in, stop)
 				}
 			}()
-			o := runBinary(t, out, args, c.maxTime*4+10*time.Second, cred)
+			o := runBinary(t, out, args, c.maxTime*4+10*time.Second, cred, &c)
 			close(stop)
 			<-done
 			c.check(t, o)
+			if c.after != nil {
+				c.after(t, out)
+			}
 			if after := treeSum(t, in); after != before && !c.mutates {
 				t.Errorf("an input changed")
 			}

@@ -40,8 +40,10 @@ type outcome struct {
 	peakRSS        int64 // bytes
 }
 
-// runBinary runs nanhunt with args in dir, killing it after limit.
-func runBinary(t *testing.T, dir string, args []string, limit time.Duration, cred *syscall.Credential) outcome {
+// runBinary runs nanhunt with args in dir, killing it after limit; with
+// the case's fileLimitKiB no file it writes may grow past that size, and
+// with its signal the child gets that signal once signalWhen holds.
+func runBinary(t *testing.T, dir string, args []string, limit time.Duration, cred *syscall.Credential, c *adversarialCase) outcome {
 	t.Helper()
 	bin, err := binary()
 	if err != nil {
@@ -50,6 +52,12 @@ func runBinary(t *testing.T, dir string, args []string, limit time.Duration, cre
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if c.fileLimitKiB > 0 {
+		// a full disk, as far as the child can tell: writes past the
+		// limit fail with EFBIG (Go ignores SIGXFSZ)
+		script := fmt.Sprintf(`ulimit -f %d && exec "$0" "$@"`, c.fileLimitKiB)
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, bin}, args...)...)
+	}
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GOGC=100"}
 	if cred != nil {
@@ -58,7 +66,15 @@ func runBinary(t *testing.T, dir string, args []string, limit time.Duration, cre
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err = cmd.Run()
+	if err = cmd.Start(); err != nil {
+		t.Fatalf("nanhunt %q: %v", args, err)
+	}
+	signalled := make(chan struct{})
+	if c.signal != 0 {
+		go signalWhen(cmd.Process, c, dir, signalled)
+	}
+	err = cmd.Wait()
+	close(signalled)
 	o := outcome{wall: time.Since(start), stdout: out.String(), stderr: errb.String()}
 	if ctx.Err() != nil {
 		t.Fatalf("nanhunt %q was still running after %v (killed)", args, limit)
@@ -159,4 +175,20 @@ func clip(s string) string {
 		return s[:4000] + "…"
 	}
 	return s
+}
+
+// signalWhen sends the case's signal to p once its condition holds on the
+// child's folder, checking every few milliseconds until done is closed.
+func signalWhen(p *os.Process, c *adversarialCase, dir string, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+		if c.signalWhen(dir) {
+			p.Signal(c.signal)
+			return
+		}
+	}
 }
