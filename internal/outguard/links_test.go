@@ -84,3 +84,34 @@ func TestGuardLinks(t *testing.T) {
 		}
 	}
 }
+
+// DumpRoot climbs from where the links lead; namedRoot from the path as
+// named. A folder holding step folders that are links is a dump_path.
+func TestDumpRootLinks(t *testing.T) {
+	root := tree(t, "dump/step0/rank0/dump.json", "disk2/step1/rank0/dump.json", "named/step5/", "run/step3/rank0/dump.json")
+	p := func(s string) string { return filepath.Join(root, filepath.FromSlash(s)) }
+	symlink(t, p("disk2/step1"), p("dump/step1"))
+	symlink(t, p("run/step3"), p("named/step5/step0"))
+	tests := []struct {
+		name, path, root, named string
+	}{
+		{"a rank folder through a linked step folder", "dump/step1/rank0", "disk2", "dump"},
+		{"a dump.json through a linked step folder", "dump/step1/rank0/dump.json", "disk2", "dump"},
+		{"a linked step folder", "dump/step1", "disk2", "dump"},
+		{"a dump_path named like a step, its steps links", "named/step5", "named/step5", "named/step5"},
+		{"a real rank folder", "dump/step0/rank0", "dump", "dump"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DumpRoot(p(tt.path))
+			want, _ := resolve(p(tt.root))
+			if err != nil || got != want {
+				t.Errorf("DumpRoot(%s) = %s, %v; want %s", tt.path, got, err, want)
+			}
+			got, err = namedRoot(p(tt.path))
+			if err != nil || got != p(tt.named) {
+				t.Errorf("namedRoot(%s) = %s, %v; want %s", tt.path, got, err, p(tt.named))
+			}
+		})
+	}
+}

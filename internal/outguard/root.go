@@ -2,6 +2,7 @@ package outguard
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,16 +92,22 @@ func holdsFile(dir, name string) bool {
 	return err == nil && !info.IsDir()
 }
 
-// holdsSteps reports whether dir holds stepN folders (it is a dump_path).
-// A folder that cannot be listed holds none: the root then lies higher,
-// and more is refused, not less.
+// holdsSteps reports whether dir holds stepN folders, or links to folders
+// by such names (it is a dump_path). A folder that cannot be listed holds
+// none: the root then lies higher, and more is refused, not less.
 func holdsSteps(dir string) bool {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range ents {
-		if e.IsDir() && stepName(e.Name()) {
+		if !stepName(e.Name()) {
+			continue
+		}
+		if e.IsDir() {
+			return true
+		}
+		if _, ok := followFolder(filepath.Join(dir, e.Name())); ok && e.Type()&fs.ModeSymlink != 0 {
 			return true
 		}
 	}
