@@ -166,3 +166,42 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// moveAndLink moves the folder from to to and leaves in its place a
+// symbolic link to target (to itself, or a relative spelling of it): a
+// dump spread over several disks.
+func moveAndLink(t *testing.T, from, to, target string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, target, from)
+}
+
+// spreadDump writes the dump under in/dump with its step folder moved to
+// in/disk2/step0 and rank 0's folder (the origin) to in/nvme1/rank0, both
+// linked back, and returns the dump_path. The folders the links lead to
+// lie under in, so the check that no input changed covers them.
+func spreadDump(t *testing.T, in string, s dumpSpec) string {
+	t.Helper()
+	dump := filepath.Join(in, "dump")
+	writeDump(t, dump, s)
+	moveAndLink(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
+	moveAndLink(t, filepath.Join(in, "disk2", "step0", "rank0"), filepath.Join(in, "nvme1", "rank0"), filepath.Join("..", "..", "nvme1", "rank0"))
+	return dump
+}
+
+// tensors writes two tensor files into the dump_tensor_data folder of
+// each rank folder of the dump_path root.
+func tensors(t *testing.T, root string) {
+	t.Helper()
+	ranks, _ := filepath.Glob(filepath.Join(root, "step*", "rank[0-9]*"))
+	for _, r := range ranks {
+		for _, f := range []string{"Torch.sqrt.0.forward.input.0.pt", "Torch.sqrt.0.forward.output.0.pt"} {
+			writeFile(t, filepath.Join(r, "dump_tensor_data", f), "tensor")
+		}
+	}
+}
