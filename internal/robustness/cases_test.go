@@ -400,7 +400,7 @@ func cases() []adversarialCase {
 		},
 		{
 			class: "writes", name: "html-through-linked-step",
-			input:  "--html names dump/step0/rank0/dump.json, where step0 is a link to another disk",
+			input:  "--html names dump/step0/rank1/dump.json, where step0 is a link to another disk",
 			answer: "refused: inside the dump, naming the link",
 			setup: func(t *testing.T, in, out string) []string {
 				dump := spreadDump(t, in, dumpSpec{})
