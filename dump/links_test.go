@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/linktest"
 )
 
 // linkTree writes a dump_path of steps 0-2 with ranks 0-2 under root/dump
@@ -34,12 +36,6 @@ func linkTree(t *testing.T, root string) string {
 func moveAndLink(t *testing.T, root, from, to string, rel bool) {
 	t.Helper()
 	src, dst := filepath.Join(root, from), filepath.Join(root, to)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(src, dst); err != nil {
-		t.Fatal(err)
-	}
 	target := dst
 	if rel {
 		var err error
@@ -47,9 +43,7 @@ func moveAndLink(t *testing.T, root, from, to string, rel bool) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(target, src); err != nil {
-		t.Fatal(err)
-	}
+	linktest.Move(t, src, dst, target)
 }
 
 // A step folder and a rank folder moved to other disks and linked back

@@ -3,12 +3,12 @@ package trace
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/linktest"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -54,9 +54,9 @@ func TestLinkedFoldersGiveTheSameVerdict(t *testing.T) {
 			// the step to another disk, by an absolute link; inside it, the
 			// rank to a third, by a relative one
 			stepTarget := filepath.Join(root, "disk2", filepath.Base(stepDir))
-			moveAndLink(t, stepDir, stepTarget, stepTarget)
+			linktest.Move(t, stepDir, stepTarget, stepTarget)
 			rankTarget := filepath.Join(root, "nvme1", filepath.Base(rankDir))
-			moveAndLink(t, filepath.Join(stepTarget, filepath.Base(rankDir)), rankTarget, filepath.Join("..", "..", "nvme1", filepath.Base(rankDir)))
+			linktest.Move(t, filepath.Join(stepTarget, filepath.Base(rankDir)), rankTarget, filepath.Join("..", "..", "nvme1", filepath.Base(rankDir)))
 			var links []verdict.Link
 			got := runJSON(t, dir, &links)
 			if got != want {
@@ -94,21 +94,6 @@ func rankFolder(t *testing.T, dir string, step, rank int) (string, string) {
 		t.Fatalf("%d folders for step %d, rank %d", len(d), step, rank)
 	}
 	return filepath.Dir(d[0].Dir), d[0].Dir
-}
-
-// moveAndLink moves the folder from to to, and puts a link to target
-// where it was.
-func moveAndLink(t *testing.T, from, to, target string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(from, to); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, from); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // realPath is path with every link resolved.
@@ -159,7 +144,7 @@ func TestLinksOfWhatWasRead(t *testing.T) {
 	for _, f := range []string{"step1", "step3", "step2/rank0", "step2/rank1"} {
 		from := filepath.Join(dir, filepath.FromSlash(f))
 		to := filepath.Join(root, "disk2", filepath.FromSlash(f))
-		moveAndLink(t, from, to, to)
+		linktest.Move(t, from, to, to)
 	}
 	tests := []struct {
 		name         string

@@ -3,8 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/linktest"
 )
 
 // A dump whose step folder is a link to another disk, and in it the rank
@@ -16,20 +17,8 @@ func TestOutputGuardLinks(t *testing.T) {
 	r := newGuardRun(t)
 	in := func(s string) string { return filepath.Join(r.root, filepath.FromSlash(s)) }
 	step := filepath.Join(r.dump, "step3")
-	for _, m := range []struct{ from, to, target string }{
-		{step, in("disk2/step3"), in("disk2/step3")},
-		{in("disk2/step3/rank1"), in("nvme1/rank1"), filepath.Join("..", "..", "nvme1", "rank1")},
-	} {
-		if err := os.MkdirAll(filepath.Dir(m.to), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(m.from, m.to); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(m.target, m.from); err != nil {
-			t.Fatal(err)
-		}
-	}
+	linktest.Move(t, step, in("disk2/step3"), in("disk2/step3"))
+	linktest.Move(t, in("disk2/step3/rank1"), in("nvme1/rank1"), filepath.Join("..", "..", "nvme1", "rank1"))
 	if err := os.Symlink(in("disk2/step3"), in("reports")); err != nil {
 		t.Fatal(err)
 	}
@@ -53,26 +42,6 @@ func TestOutputGuardLinks(t *testing.T) {
 		{"watch --state where the rank link leads", []string{"watch", r.dump, "--state", in("nvme1/rank1/state.json")}, "inside the dump"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := snapshot(t, r.root)
-			stdout, stderr, code := runCLI(t, tt.args...)
-			if code != exitError || !strings.Contains(stderr, "refusing to write") || !strings.Contains(stderr, tt.msg) {
-				t.Errorf("exit %d, stderr %q; want exit %d, a refusal naming %q", code, stderr, exitError, tt.msg)
-			}
-			if stdout != "" {
-				t.Errorf("stdout %q", stdout)
-			}
-			after := snapshot(t, r.root)
-			for p, c := range before {
-				if after[p] != c {
-					t.Errorf("%s changed", p)
-				}
-			}
-			for p := range after {
-				if _, ok := before[p]; !ok {
-					t.Errorf("%s was written", p)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { refused(t, r.root, tt.args, tt.msg) })
 	}
 }

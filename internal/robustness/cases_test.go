@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nanhunt/nanhunt/internal/linktest"
 )
 
 // adversarialCase is one hostile input and what nanhunt must do with it.
@@ -437,7 +439,7 @@ func cases() []adversarialCase {
 				dump := filepath.Join(in, "dump")
 				writeDump(t, dump, dumpSpec{})
 				stack := filepath.Join(in, "shared", "stack.json")
-				moveAndLink(t, filepath.Join(rank(dump, 0), "stack.json"), stack, stack)
+				linktest.Move(t, filepath.Join(rank(dump, 0), "stack.json"), stack, stack)
 				return []string{"trace", dump, "-o", stack}
 			},
 			exit: exitError, message: `same file as the input .*stack\.json`, maxTime: 5 * time.Second, maxRSSMiB: 64,
@@ -491,12 +493,12 @@ func cases() []adversarialCase {
 				dump := filepath.Join(in, "dump")
 				writeDump(t, dump, dumpSpec{steps: []string{"step0", "step1", "step2", "step3"}, clean: true, dumpOnly: true})
 				tensors(t, dump)
-				moveAndLink(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
+				linktest.Move(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
 				for _, r := range []string{"rank0", "rank1"} {
 					to := filepath.Join(in, "nvme1", "step1-"+r)
-					moveAndLink(t, filepath.Join(dump, "step1", r), to, to)
+					linktest.Move(t, filepath.Join(dump, "step1", r), to, to)
 					to = filepath.Join(in, "nvme1", "step2-"+r+"-tensors")
-					moveAndLink(t, filepath.Join(dump, "step2", r, "dump_tensor_data"), to, to)
+					linktest.Move(t, filepath.Join(dump, "step2", r, "dump_tensor_data"), to, to)
 				}
 				return []string{"watch", dump, "--prune-clean-tensors", "1", "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "--out", filepath.Join(out, "alarms"), "--nice", "0"}
 			},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/linktest"
 )
 
 // A small msprobe dump written by hand: two ranks, one step. Rank 0's
@@ -167,20 +169,6 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// moveAndLink moves the folder from to to and leaves in its place a
-// symbolic link to target (to itself, or a relative spelling of it): a
-// dump spread over several disks.
-func moveAndLink(t *testing.T, from, to, target string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(from, to); err != nil {
-		t.Fatal(err)
-	}
-	symlink(t, target, from)
-}
-
 // spreadDump writes the dump under in/dump with its step folder moved to
 // in/disk2/step0 and rank 0's folder (the origin) to in/nvme1/rank0, both
 // linked back, and returns the dump_path. The folders the links lead to
@@ -189,8 +177,8 @@ func spreadDump(t *testing.T, in string, s dumpSpec) string {
 	t.Helper()
 	dump := filepath.Join(in, "dump")
 	writeDump(t, dump, s)
-	moveAndLink(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
-	moveAndLink(t, filepath.Join(in, "disk2", "step0", "rank0"), filepath.Join(in, "nvme1", "rank0"), filepath.Join("..", "..", "nvme1", "rank0"))
+	linktest.Move(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
+	linktest.Move(t, filepath.Join(in, "disk2", "step0", "rank0"), filepath.Join(in, "nvme1", "rank0"), filepath.Join("..", "..", "nvme1", "rank0"))
 	return dump
 }
 
