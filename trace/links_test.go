@@ -172,3 +172,35 @@ func TestLinksOfWhatWasRead(t *testing.T) {
 		})
 	}
 }
+
+// A rank folder whose dump.json, stack.json and construct.json are
+// symbolic links to files elsewhere (a copy made with cp -rs) is read
+// through them: the verdict is the one of the real files, and only
+// folders are named as links.
+func TestLinkedFilesGiveTheSameVerdict(t *testing.T) {
+	var spec synth.Spec
+	for _, sc := range synth.Scenarios() {
+		if sc.Name == "sqrt-zero-backward" {
+			spec = sc.Spec
+		}
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "dump")
+	truth, err := synth.Generate(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runJSON(t, dir, nil)
+	_, rankDir := rankFolder(t, dir, truth.Step, truth.Ranks[0])
+	for _, f := range []string{"dump.json", "stack.json", "construct.json"} {
+		to := filepath.Join(root, "shared", f)
+		linktest.Move(t, filepath.Join(rankDir, f), to, to)
+	}
+	var links []verdict.Link
+	if got := runJSON(t, dir, &links); got != want {
+		t.Errorf("the verdict changed with the files linked:\nreal:   %s\nlinked: %s", want, got)
+	}
+	if len(links) != 0 {
+		t.Errorf("files named as links: %+v", links)
+	}
+}
