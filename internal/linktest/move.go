@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// Move moves the folder or file from to to (creating to's parent) and leaves in
-// its place a symbolic link to target: to itself, or a relative spelling
-// of it. The test fails when any of it cannot be done.
+// Move moves the folder or file from to to (creating to's parent) and
+// leaves in its place a symbolic link to target: to itself, or a relative
+// spelling of it. The test fails when any of it cannot be done.
 func Move(tb testing.TB, from, to, target string) {
 	tb.Helper()
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
