@@ -31,6 +31,9 @@ type Layout struct {
 	Dirs     []RankDir
 	Warnings []string // Notes, in order, then Gaps(Dirs)
 	Notes    []Note   // what is odd about the folders, one note per folder
+	// Links are the folders read through a symbolic link (the path given,
+	// a mode, step or rank folder), in the order of their paths.
+	Links []Link
 }
 
 // Note is a warning about one folder of the tree.
@@ -90,6 +93,9 @@ func Discover(path string) (*Layout, error) {
 		return nil, fmt.Errorf("open dump: %w", err)
 	}
 	l := &Layout{Root: path}
+	if info.IsDir() {
+		l.rootLink(path)
+	}
 	if !info.IsDir() {
 		if filepath.Base(path) != "dump.json" {
 			return nil, fmt.Errorf("%s: not a folder and not a dump.json", path)
@@ -115,6 +121,7 @@ func Discover(path string) (*Layout, error) {
 		return a.Rank < b.Rank
 	})
 	l.Warnings = append(SortNotes(l.Notes, func(d string) string { return relKey(l.Root, d) }), Gaps(l.Dirs)...)
+	sort.SliceStable(l.Links, func(i, j int) bool { return relKey(l.Root, l.Links[i].Path) < relKey(l.Root, l.Links[j].Path) })
 	return l, nil
 }
 
@@ -127,23 +134,32 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", dir, err)
 	}
-	var steps, ranks, procs, modes []fs.DirEntry
+	var steps, ranks, modes []fs.DirEntry
 	var odd []string
+	links := map[string]Link{} // the step and mode folders that are links
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		switch name := e.Name(); {
+		name := e.Name()
+		switch {
 		case looksNumbered(name, "step") || looksNumbered(name, "rank"):
-			odd = append(odd, name)
-		case isNumbered(name, "step"):
-			steps = append(steps, e)
-		case name == "rank" || isNumbered(name, "rank"):
-			ranks = append(ranks, e)
-		case isNumbered(name, "proc"):
-			procs = append(procs, e)
-		case (name == "graph" || name == "pynative") && depth == 0:
-			modes = append(modes, e)
+			if IsFolder(dir, e) {
+				odd = append(odd, name)
+			}
+		case rankFolderName(name):
+			// addStep reads them again, and names their links
+			if IsFolder(dir, e) || e.Type()&fs.ModeSymlink != 0 {
+				ranks = append(ranks, e)
+			}
+		case isNumbered(name, "step") || (name == "graph" || name == "pynative") && depth == 0:
+			f, link := l.follow(dir, e)
+			if f != folder {
+				continue
+			}
+			links[name] = link
+			if isNumbered(name, "step") {
+				steps = append(steps, e)
+			} else {
+				modes = append(modes, e)
+			}
 		}
 	}
 	if len(odd) > 0 {
@@ -152,6 +168,7 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 	switch {
 	case len(modes) > 0 && len(steps) == 0 && len(ranks) == 0:
 		for _, m := range modes {
+			l.used(links[m.Name()])
 			if err := l.discover(filepath.Join(dir, m.Name()), m.Name(), depth+1); err != nil {
 				return err
 			}
@@ -159,9 +176,10 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 	case len(steps) > 0:
 		for _, s := range steps {
 			n, _ := strconv.Atoi(strings.TrimPrefix(s.Name(), "step"))
+			l.used(links[s.Name()])
 			l.addStep(mode, n, filepath.Join(dir, s.Name()))
 		}
-	case len(ranks) > 0 || len(procs) > 0:
+	case len(ranks) > 0:
 		l.addStep(mode, stepOfPath(dir), dir)
 	}
 	return nil
@@ -177,17 +195,33 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		return
 	}
 	var ranks, procs, odd []string
+	links := map[string]Link{}  // the rank folders that are links
+	broken := map[string]bool{} // and those that lead to no folder
 	for _, e := range ents {
-		if !e.IsDir() {
+		name := e.Name()
+		if looksNumbered(name, "rank") {
+			if IsFolder(dir, e) {
+				odd = append(odd, name)
+			}
 			continue
 		}
-		switch name := e.Name(); {
-		case looksNumbered(name, "rank"):
-			odd = append(odd, name)
-		case name == "rank" || isNumbered(name, "rank"):
-			ranks = append(ranks, name)
-		case isNumbered(name, "proc"):
+		if !rankFolderName(name) {
+			continue
+		}
+		f, link := l.follow(dir, e)
+		if f == notFolder {
+			continue
+		}
+		if link.Path != "" {
+			links[name] = link
+		}
+		if f == brokenLink {
+			broken[name] = true
+		}
+		if isNumbered(name, "proc") {
 			procs = append(procs, name)
+		} else {
+			ranks = append(ranks, name)
 		}
 	}
 	if len(odd) > 0 {
@@ -210,10 +244,12 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 			continue
 		}
 		seen[r] = name
-		// a rank folder without dump.json is kept: its rank was dumped but
-		// cannot be read, and may hold the origin
+		// a rank folder without dump.json, or a link that leads nowhere, is
+		// kept: its rank was dumped but cannot be read, and may hold the
+		// origin
 		rd := filepath.Join(dir, name)
-		if !fileExists(filepath.Join(rd, "dump.json")) {
+		l.used(links[name])
+		if !broken[name] && !fileExists(filepath.Join(rd, "dump.json")) {
 			l.note(rd, "%s: no dump.json", rd)
 		}
 		l.addRank(mode, step, r, rd)

@@ -110,6 +110,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
 	}
 	v := best.verdict()
+	nameLinks(v, layout, dirs)
 	for _, w := range layout.Warnings {
 		v.Warnings = append(v.Warnings, verdict.Warning{Message: w})
 	}

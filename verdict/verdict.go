@@ -186,7 +186,23 @@ type Scanned struct {
 	CheckedNext *int   `json:"checked_next_step"`
 	NotScanned  []int  `json:"not_scanned"` // steps after it, left unread
 	Mode        string `json:"mode,omitempty"`
+	// Links are the folders of what was read that are symbolic links (a
+	// dump spread over several disks), the first MaxLinks by path;
+	// LinksTotal counts them all. Both are absent when there is none.
+	Links      []Link `json:"links,omitempty"`
+	LinksTotal int    `json:"links_total,omitempty"`
 }
+
+// Link is a folder of the dump that is a symbolic link: its path as the
+// dump names it, and the folder it leads to.
+type Link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
+}
+
+// MaxLinks bounds Scanned.Links, so that a dump of many linked folders
+// keeps its verdict small.
+const MaxLinks = 100
 
 // Interval brackets an uncaptured origin.
 type Interval struct {

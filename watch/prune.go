@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,7 +18,8 @@ import (
 // long run. It is the one place where nanhunt writes inside a dump, and
 // only when asked: it never touches dump.json, stack.json or
 // construct.json, nor a step that is not checked clean (the anomaly, the
-// step that confirmed it, a step that did not last).
+// step that confirmed it, a step that did not last), and follows no
+// symbolic link (a linked step, rank or tensor folder keeps its tensors).
 type Prune struct {
 	Keep int
 	// Log receives a line for each folder pruned (and each failure).
@@ -40,53 +42,132 @@ func (p *Prune) stepClean(dir string) {
 }
 
 // prune deletes the regular files of every rankR/dump_tensor_data folder of
-// one step, and the folders once empty. Links are not followed.
+// one step, and the folders once empty. It follows no links: a step, rank
+// or tensor folder that is a symbolic link is left alone and logged, and
+// each folder is opened inside the one above it and checked to be the one
+// looked at, so that a link put in its place meanwhile is not followed
+// either.
 func (p *Prune) prune(stepDir string) {
-	ents, err := os.ReadDir(stepDir)
+	step, err := openFolder(nil, stepDir)
 	if err != nil {
 		p.logf("%s: %v", stepDir, err)
 		return
 	}
+	defer step.Close()
+	ranks, err := rankFolders(step)
+	if err != nil {
+		p.logf("%s: %v", stepDir, err)
+		return
+	}
+	for _, r := range ranks {
+		p.pruneRank(step, r, filepath.Join(stepDir, r))
+	}
+}
+
+// pruneRank deletes the tensor files of the rank folder name of step
+// (path, for the log).
+func (p *Prune) pruneRank(step *os.Root, name, path string) {
+	rank, err := openFolder(step, name)
+	if err != nil {
+		p.logf("%s: %v", path, err)
+		return
+	}
+	defer rank.Close()
+	dir := filepath.Join(path, tensorFolder)
+	tensors, err := openFolder(rank, tensorFolder)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return // no tensors
+	case err != nil:
+		p.logf("%s: %v", dir, err)
+		return
+	}
+	files, bytes, err := deleteFiles(tensors)
+	tensors.Close()
+	if err != nil {
+		p.logf("%s: %v", dir, err)
+	}
+	if files > 0 {
+		p.logf("deleted %s: %d files, %d bytes (the step was checked clean)", dir, files, bytes)
+	}
+	rank.Remove(tensorFolder) // only when empty
+}
+
+// errLink is why a folder that is a symbolic link is not pruned.
+var errLink = errors.New("a symbolic link, not followed: its tensors are left alone")
+
+// openFolder opens the folder name inside parent (nil: name is a path),
+// refusing a symbolic link, anything but a folder, and a folder that is
+// not the one looked at first.
+func openFolder(parent *os.Root, name string) (*os.Root, error) {
+	lstat, open := os.Lstat, os.OpenRoot
+	if parent != nil {
+		lstat, open = parent.Lstat, parent.OpenRoot
+	}
+	info, err := lstat(name)
+	switch {
+	case err != nil:
+		return nil, err
+	case info.Mode()&fs.ModeSymlink != 0:
+		return nil, errLink
+	case !info.IsDir():
+		return nil, errors.New("not a folder")
+	}
+	r, err := open(name)
+	if err != nil {
+		return nil, err
+	}
+	if now, err := r.Stat("."); err != nil || !os.SameFile(now, info) {
+		r.Close()
+		return nil, errors.New("replaced while it was opened: left alone")
+	}
+	return r, nil
+}
+
+// rankFolders lists the rankR entries of a step folder in rank order,
+// links among them too (openFolder refuses those, and the log says so).
+func rankFolders(step *os.Root) ([]string, error) {
+	ents, err := readRoot(step)
+	if err != nil {
+		return nil, err
+	}
 	var ranks []string
 	for _, e := range ents {
-		if _, ok := dump.Numbered(e.Name(), "rank"); ok && e.IsDir() {
+		if _, ok := dump.Numbered(e.Name(), "rank"); ok && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
 			ranks = append(ranks, e.Name())
 		}
 	}
 	sort.Slice(ranks, func(i, j int) bool { return rankNumber(ranks[i]) < rankNumber(ranks[j]) })
-	for _, r := range ranks {
-		dir := filepath.Join(stepDir, r, tensorFolder)
-		info, err := os.Lstat(dir)
-		if err != nil || !info.IsDir() {
-			continue // no tensors, or a link: left alone
-		}
-		files, bytes, err := deleteFiles(dir)
-		if err != nil {
-			p.logf("%s: %v", dir, err)
-		}
-		if files > 0 {
-			p.logf("deleted %s: %d files, %d bytes (the step was checked clean)", dir, files, bytes)
-		}
-		os.Remove(dir) // only when empty
-	}
+	return ranks, nil
 }
 
-// deleteFiles removes the regular files directly in dir.
-func deleteFiles(dir string) (int, int64, error) {
-	ents, err := os.ReadDir(dir)
+// readRoot lists the entries of the folder r is opened at.
+func readRoot(r *os.Root) ([]fs.DirEntry, error) {
+	f, err := r.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// deleteFiles removes the regular files directly in the folder dir is
+// opened at; links, folders and devices are not tensor files.
+func deleteFiles(dir *os.Root) (int, int64, error) {
+	ents, err := readRoot(dir)
 	if err != nil {
 		return 0, 0, err
 	}
 	n, bytes := 0, int64(0)
 	for _, e := range ents {
 		if e.Type()&fs.ModeType != 0 {
-			continue // a folder, a link, a device: not a tensor file
-		}
-		info, err := e.Info()
-		if err != nil {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+		info, err := dir.Lstat(e.Name())
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if err := dir.Remove(e.Name()); err != nil {
 			return n, bytes, err
 		}
 		n++

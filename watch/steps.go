@@ -19,7 +19,8 @@ type listing struct {
 }
 
 // look lists the step folders of root and the rank folders of the steps
-// from first on (earlier steps are done and not looked at again).
+// from first on (earlier steps are done and not looked at again). Folders
+// that are symbolic links to folders count, as trace reads them.
 func look(root string, first int) (*listing, error) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -28,7 +29,7 @@ func look(root string, first int) (*listing, error) {
 	l := &listing{ranks: map[int][]int{}, dirs: map[int]string{}, last: map[int]int{}}
 	for _, e := range ents {
 		s, ok := dump.Numbered(e.Name(), "step")
-		if !ok || !e.IsDir() || s < first {
+		if !ok || s < first || !dump.IsFolder(root, e) {
 			continue
 		}
 		l.steps = append(l.steps, s)
@@ -42,7 +43,7 @@ func look(root string, first int) (*listing, error) {
 		}
 		for _, e := range ents {
 			r, ok := dump.Numbered(e.Name(), "rank")
-			if !ok || !e.IsDir() {
+			if !ok || !dump.IsFolder(l.dirs[s], e) {
 				continue
 			}
 			l.ranks[s] = append(l.ranks[s], r)

@@ -139,27 +139,32 @@ func TestOutputGuard(t *testing.T) {
 			"it is inside the dump"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := snapshot(t, r.root)
-			stdout, stderr, code := runCLI(t, tt.args...)
-			if code != exitError || !strings.Contains(stderr, tt.msg) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitError, tt.msg)
-			}
-			if stdout != "" {
-				t.Errorf("stdout %q", stdout)
-			}
-			after := snapshot(t, r.root)
-			for p, c := range before {
-				if after[p] != c {
-					t.Errorf("%s changed", p)
-				}
-			}
-			for p := range after {
-				if _, ok := before[p]; !ok {
-					t.Errorf("%s was written", p)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { refused(t, r.root, tt.args, tt.msg) })
+	}
+}
+
+// refused runs nanhunt with args and checks that it refused, saying msg
+// on stderr and nothing on stdout, and that nothing under root changed.
+func refused(t *testing.T, root string, args []string, msg string) {
+	t.Helper()
+	before := snapshot(t, root)
+	stdout, stderr, code := runCLI(t, args...)
+	if code != exitError || !strings.Contains(stderr, msg) {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitError, msg)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q", stdout)
+	}
+	after := snapshot(t, root)
+	for p, c := range before {
+		if after[p] != c {
+			t.Errorf("%s changed", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s was written", p)
+		}
 	}
 }
 

@@ -60,7 +60,8 @@ scheduling priority (--nice), memory bounded by the steps not yet complete.
 only when asked: it deletes the dump_tensor_data files of the steps it has
 checked clean, keeping those of the last N, so that a tensor dump of every
 step fits on disk. It never touches dump.json, stack.json or construct.json,
-nor a step that is not checked clean; OUT/pruned.log lists what it deleted.
+nor a step that is not checked clean, and follows no symbolic link;
+OUT/pruned.log lists what it deleted.
 
 Exit status: 0 stopped without an anomaly, 1 an anomaly was found, 2 unusable
 input or bad usage.`,

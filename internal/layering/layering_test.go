@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"internal/parquetwrite": {},
 	"internal/robustness":   {},
 	"internal/ctxtest":      {},
+	"internal/linktest":     {},
 	"internal/launchtest":   {},
 	"internal/outguard":     {},
 	"dump":                  {"internal/jsonlex", "nonfinite"},

@@ -10,9 +10,15 @@
 //   - an output inside the msprobe dump is refused. The dump is the whole
 //     tree the given path belongs to: for a rank folder, a step folder or a
 //     dump.json, DumpRoot climbs to the dump_path above it (and above a
-//     MindSpore graph/ or pynative/ level). A path whose place cannot be
-//     decided (a link that cannot be followed, a folder that cannot be
-//     looked at) is refused too: the check fails closed.
+//     MindSpore graph/ or pynative/ level), from the path as named and
+//     from where its links lead. A path whose place cannot be decided (a
+//     link that cannot be followed, a folder that cannot be looked at) is
+//     refused too: the check fails closed;
+//   - a dump spread over several disks is followed as the readers follow
+//     it: the folders its mode, step and rank folders lead to as symbolic
+//     links are the dump too, and an existing output that a file of the
+//     dump (or of the monitor output) leads to as a symbolic link is
+//     refused as that file.
 //
 // WriteFile writes into a temporary file in the target's folder and renames
 // it over the target, so a failed write leaves the old file as it was and

@@ -65,12 +65,19 @@ func (g *Guard) Check(outs ...Output) error {
 	if err := distinct(files); err != nil {
 		return err
 	}
+	var roots []string // of the dumps: their links are looked at too
 	for _, d := range g.dumps {
-		if err := outsideDump(files, d); err != nil {
+		trees, err := outsideDump(files, d)
+		if err != nil {
 			return err
 		}
+		for _, t := range trees {
+			if t.via.path == "" {
+				roots = append(roots, t.dir)
+			}
+		}
 	}
-	return g.notInputs(files)
+	return g.notInputs(files, roots)
 }
 
 // distinct refuses two outputs that are one file, by name or by identity.
@@ -93,32 +100,34 @@ func distinct(outs []Output) error {
 	return nil
 }
 
-// outsideDump refuses outputs inside the dump that dump belongs to; not
+// outsideDump refuses outputs inside the dump that dump belongs to, or
+// inside a folder one of its folders leads to as a symbolic link; not
 // knowing is refusing.
-func outsideDump(outs []Output, dump string) error {
-	root, err := DumpRoot(dump)
+func outsideDump(outs []Output, dump string) ([]dumpTree, error) {
+	trees, err := dumpTrees(dump)
 	if err != nil {
-		return fmt.Errorf("refusing to write %s: %w %s: %w", outs[0].Path, ErrUndecided, dump, err)
+		return nil, fmt.Errorf("refusing to write %s: %w %s: %w", outs[0].Path, ErrUndecided, dump, err)
 	}
-	shown := root
-	if r, err := resolve(dump); err == nil && r == root {
-		shown = dump
+	dirs := make([]folder, len(trees))
+	for i, t := range trees {
+		dirs[i] = t.folder
 	}
 	for _, o := range outs {
-		inside, err := Within(o.Path, root)
+		i, err := withinAny(o.Path, dirs)
 		if err != nil {
-			return fmt.Errorf("refusing to write %s: %w %s: %w", o.Path, ErrUndecided, shown, err)
+			return nil, fmt.Errorf("refusing to write %s: %w %s: %w", o.Path, ErrUndecided, trees[0].shown, err)
 		}
-		if inside {
-			return fmt.Errorf("refusing to write %s: %w %s", o.Path, ErrInsideDump, shown)
+		if i >= 0 {
+			return nil, fmt.Errorf("refusing to write %s: %w %s%s", o.Path, ErrInsideDump, trees[i].shown, trees[i].through())
 		}
 	}
-	return nil
+	return trees, nil
 }
 
-// notInputs refuses an existing output that is one of the inputs. Only
-// outputs that exist can be an input, so without one nothing is walked.
-func (g *Guard) notInputs(outs []Output) error {
+// notInputs refuses an existing output that is one of the inputs, or
+// that a file of a dump (under one of roots) leads to as a symbolic link.
+// Only outputs that exist can be either, so without one nothing is walked.
+func (g *Guard) notInputs(outs []Output, roots []string) error {
 	type existing struct {
 		out  Output
 		info fs.FileInfo
@@ -136,11 +145,12 @@ func (g *Guard) notInputs(outs []Output) error {
 	if len(ex) == 0 {
 		return nil
 	}
-	// an output with a single name is an input only by that name, or
-	// through a symbolic link, which resolves inside the folder it names:
-	// the dump's and the monitor's files are walked only when an output
-	// has other names, or lies inside such a folder
-	walk := func(dir string) bool {
+	// an output with a single name is an input only by that name, or as
+	// the file a symbolic link among the inputs leads to: every input of
+	// the dump and of the monitor is looked at only when an output has
+	// other names or lies inside such a folder, and otherwise only the
+	// files that are symbolic links, in the whole of each dump
+	all := func(dir string) bool {
 		for _, e := range ex {
 			if in, err := Within(e.out.Path, dir); mayHaveOtherNames(e.info) || in || err != nil {
 				return true
@@ -168,89 +178,51 @@ func (g *Guard) notInputs(outs []Output) error {
 		}
 	}
 	for _, d := range g.dumps {
-		if walk(d) && !eachDumpFile(d, check) {
+		if all(d) && !eachDumpFile(d, every(check)) {
+			return refused
+		}
+	}
+	for _, r := range roots {
+		if !eachDumpFile(r, linksOnly(check)) {
 			return refused
 		}
 	}
 	for _, t := range g.trees {
-		if walk(t) && !eachFile(t, check) {
+		fn := linksOnly(check)
+		if all(t) {
+			fn = every(check)
+		}
+		if !eachFile(t, fn) {
 			return refused
 		}
 	}
 	return nil
 }
 
-// dumpFiles are the files of a rank folder the dump readers open.
-var dumpFiles = map[string]bool{"dump.json": true, "stack.json": true, "construct.json": true}
-
-// maxDumpDepth is how deep the rank folders of a dump lie below the path
-// given: graph/stepN/rankM.
-const maxDumpDepth = 3
-
-// eachDumpFile calls fn with every dump.json, stack.json and construct.json
-// of the dump at path (a dump.json and its neighbours, or the rank folders
-// below a folder), looking only at names and never into the tensor data,
-// until fn returns false.
-func eachDumpFile(path string, fn func(string) bool) bool {
-	info, err := os.Stat(path)
-	if err != nil {
-		return true
-	}
-	if !info.IsDir() {
-		if !fn(path) {
-			return false
-		}
-		dir := filepath.Dir(path)
-		return fn(filepath.Join(dir, "stack.json")) && fn(filepath.Join(dir, "construct.json"))
-	}
-	ok := true
-	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		depth := depthBelow(path, p)
-		if d.IsDir() {
-			if depth > maxDumpDepth || d.Name() == "dump_tensor_data" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if dumpFiles[d.Name()] && !fn(p) {
-			ok = false
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return ok
+// every is check for every file a walk meets.
+func every(check func(string) bool) func(string, bool) bool {
+	return func(path string, _ bool) bool { return check(path) }
 }
 
-// eachFile calls fn with every file under dir until fn returns false.
-func eachFile(dir string, fn func(string) bool) bool {
+// linksOnly is check for the files a walk meets that are symbolic links;
+// the others pass.
+func linksOnly(check func(string) bool) func(string, bool) bool {
+	return func(path string, link bool) bool { return !link || check(path) }
+}
+
+// eachFile calls fn with every file under dir, and whether it is a
+// symbolic link, until fn returns false.
+func eachFile(dir string, fn func(path string, link bool) bool) bool {
 	ok := true
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
-		if !fn(p) {
+		if !fn(p, d.Type()&fs.ModeSymlink != 0) {
 			ok = false
 			return filepath.SkipAll
 		}
 		return nil
 	})
 	return ok
-}
-
-// depthBelow is how many folders below root p lies (0 for root itself).
-func depthBelow(root, p string) int {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == "." {
-		return 0
-	}
-	n := 1
-	for _, c := range rel {
-		if c == filepath.Separator {
-			n++
-		}
-	}
-	return n
 }

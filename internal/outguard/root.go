@@ -2,6 +2,7 @@ package outguard
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,16 +23,33 @@ func DumpRoot(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return climb(p, filepath.Base(path) == "dump.json")
+}
+
+// namedRoot is the root DumpRoot finds from path as it is named, without
+// resolving its symbolic links: for dump/step3/rank0 where step3 is a link
+// to /disk2/step3, dump (where DumpRoot finds /disk2).
+func namedRoot(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", path, err)
+	}
+	return climb(abs, false)
+}
+
+// climb finds the root of the dump the absolute path p belongs to, as
+// DumpRoot says; dumpJSON tells that p is a dump.json by another name.
+func climb(p string, dumpJSON bool) (string, error) {
 	info, err := os.Stat(p)
 	switch {
 	case err != nil && absent(err):
 		return p, nil
 	case err != nil:
-		return "", fmt.Errorf("stat %s: %w", path, err)
+		return "", fmt.Errorf("stat %s: %w", p, err)
 	}
 	d := p
 	if !info.IsDir() {
-		if filepath.Base(path) != "dump.json" && filepath.Base(p) != "dump.json" {
+		if !dumpJSON && filepath.Base(p) != "dump.json" {
 			return p, nil
 		}
 		d = filepath.Dir(p)
@@ -74,16 +92,22 @@ func holdsFile(dir, name string) bool {
 	return err == nil && !info.IsDir()
 }
 
-// holdsSteps reports whether dir holds stepN folders (it is a dump_path).
-// A folder that cannot be listed holds none: the root then lies higher,
-// and more is refused, not less.
+// holdsSteps reports whether dir holds stepN folders, or links to folders
+// by such names (it is a dump_path). A folder that cannot be listed holds
+// none: the root then lies higher, and more is refused, not less.
 func holdsSteps(dir string) bool {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range ents {
-		if e.IsDir() && stepName(e.Name()) {
+		if !stepName(e.Name()) {
+			continue
+		}
+		if e.IsDir() {
+			return true
+		}
+		if _, ok := followFolder(filepath.Join(dir, e.Name())); ok && e.Type()&fs.ModeSymlink != 0 {
 			return true
 		}
 	}

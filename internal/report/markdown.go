@@ -46,12 +46,13 @@ func Summary(v *verdict.Verdict) []string {
 	return out
 }
 
-// ScannedLine returns the text report's closing line: what was read.
+// ScannedLine returns the text report's closing lines as one: what was
+// read, and the folders that are links.
 func ScannedLine(v *verdict.Verdict) string {
 	var b bytes.Buffer
 	p := &printer{w: &b}
 	p.scanned(v)
-	return strings.TrimSpace(b.String())
+	return strings.ReplaceAll(strings.TrimSpace(b.String()), "\n", " ")
 }
 
 // EvidenceLines returns the text report's account of what the training

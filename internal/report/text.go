@@ -397,6 +397,35 @@ func (p *printer) scanned(v *verdict.Verdict) {
 	if len(v.NotDumped) > 0 {
 		p.f("%s of the job %s no folder at any step read (not dumped).\n", upperRank(rankWord(v.NotDumped)), plural(len(v.NotDumped), "has", "have"))
 	}
+	p.links(s)
+}
+
+// shownLinks is how many links the text report names; --format json has
+// the rest.
+const shownLinks = 3
+
+// links names the folders read through symbolic links, the first few of
+// many.
+func (p *printer) links(s verdict.Scanned) {
+	total := max(s.LinksTotal, len(s.Links))
+	switch {
+	case total == 0:
+	case total == 1:
+		p.f("%s is a link to %s.\n", s.Links[0].Path, s.Links[0].Target)
+	case total <= shownLinks:
+		p.f("Folders that are links: %s.\n", linkList(s.Links))
+	default:
+		p.f("%d folders are links (--format json lists them), among them %s.\n", total, linkList(s.Links[:min(len(s.Links), shownLinks)]))
+	}
+}
+
+// linkList writes links as "path -> target, ...".
+func linkList(links []verdict.Link) string {
+	parts := make([]string, len(links))
+	for i, l := range links {
+		parts[i] = l.Path + " -> " + l.Target
+	}
+	return strings.Join(parts, ", ")
 }
 
 // checkedShowedIt reports whether the checked step showed the anomaly

@@ -33,16 +33,6 @@ func garble(t *testing.T, in string, steps ...string) {
 	}
 }
 
-// firstLine checks the first line of the text verdict.
-func firstLine(want string) func(t *testing.T, stdout string) {
-	return func(t *testing.T, stdout string) {
-		t.Helper()
-		if got, _, _ := strings.Cut(stdout, "\n"); got != want {
-			t.Errorf("first line %q, want %q", got, want)
-		}
-	}
-}
-
 // incompleteJSON checks a JSON verdict (or skill output) that found no
 // anomaly and lists the unread rank-steps of the steps given.
 func incompleteJSON(steps ...int) func(t *testing.T, stdout string) {

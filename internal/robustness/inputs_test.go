@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/linktest"
 )
 
 // A small msprobe dump written by hand: two ranks, one step. Rank 0's
@@ -164,5 +166,30 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// spreadDump writes the dump under in/dump with its step folder moved to
+// in/disk2/step0 and rank 0's folder (the origin) to in/nvme1/rank0, both
+// linked back, and returns the dump_path. The folders the links lead to
+// lie under in, so the check that no input changed covers them.
+func spreadDump(t *testing.T, in string, s dumpSpec) string {
+	t.Helper()
+	dump := filepath.Join(in, "dump")
+	writeDump(t, dump, s)
+	linktest.Move(t, filepath.Join(dump, "step0"), filepath.Join(in, "disk2", "step0"), filepath.Join(in, "disk2", "step0"))
+	linktest.Move(t, filepath.Join(in, "disk2", "step0", "rank0"), filepath.Join(in, "nvme1", "rank0"), filepath.Join("..", "..", "nvme1", "rank0"))
+	return dump
+}
+
+// tensors writes two tensor files into the dump_tensor_data folder of
+// each rank folder of the dump_path root.
+func tensors(t *testing.T, root string) {
+	t.Helper()
+	ranks, _ := filepath.Glob(filepath.Join(root, "step*", "rank[0-9]*"))
+	for _, r := range ranks {
+		for _, f := range []string{"Torch.sqrt.0.forward.input.0.pt", "Torch.sqrt.0.forward.output.0.pt"} {
+			writeFile(t, filepath.Join(r, "dump_tensor_data", f), "tensor")
+		}
 	}
 }

@@ -168,6 +168,8 @@ func heading(class string) string {
 		return "Writes over an input"
 	case "cannot tell":
 		return "Saying what it cannot tell"
+	case "links":
+		return "Symbolic links"
 	case "command line":
 		return "Command line"
 	case "untrusted input":

@@ -68,3 +68,41 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// A symbolic link is followed: to a regular file it is read (a dump whose
+// files were linked from another disk), to anything else it is refused as
+// what it leads to, and a link that leads nowhere is an error.
+func TestOpenFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dump.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ target, name string }{
+		{file, "to-file"}, {"dump.json", "relative"}, {dir, "to-dir"}, {"/dev/zero", "to-device"},
+		{filepath.Join(dir, "gone"), "dangling"}, {"loop", "loop"},
+	} {
+		if err := os.Symlink(l.target, filepath.Join(dir, l.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, err string // err "": read
+	}{
+		{"to-file", ""},
+		{"relative", ""},
+		{"to-dir", "a directory, not a regular file"},
+		{"to-device", "a character device, not a regular file"},
+		{"dangling", "no such file"},
+		{"loop", "too many levels of symbolic links"},
+	}
+	for _, tt := range tests {
+		b, err := ReadFile(filepath.Join(dir, tt.name), 2)
+		switch {
+		case tt.err == "" && (err != nil || string(b) != "{}"):
+			t.Errorf("%s: %q, %v; want the file read", tt.name, b, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s: %v; want an error with %q", tt.name, err, tt.err)
+		}
+	}
+}
