@@ -27,13 +27,38 @@ type RankDir struct {
 // Layout is every rank folder found under a path, sorted by mode, step and
 // rank, with what is odd about the tree.
 type Layout struct {
-	Root     string
-	Dirs     []RankDir
-	Warnings []string // Notes, in order, then Gaps(Dirs)
-	Notes    []Note   // what is odd about the folders, one note per folder
+	Root string
+	Dirs []RankDir
+	// EmptySteps are step folders the dump has whose rank folders cannot
+	// be listed or that hold none: the step was dumped, and none of its
+	// ranks can be read.
+	EmptySteps []EmptyStep
+	Warnings   []string // Notes, in order, then Gaps(Dirs)
+	Notes      []Note   // what is odd about the folders, one note per folder
 	// Links are the folders read through a symbolic link (the path given,
 	// a mode, step or rank folder), in the order of their paths.
 	Links []Link
+}
+
+// EmptyStep is a step folder that holds no rank folder that can be read.
+type EmptyStep struct {
+	Mode string
+	Step int
+	Dir  string
+	// Unreadable: the folder could not be listed (a link that leads
+	// nowhere, permission denied); else it holds no rank folder.
+	Unreadable bool
+}
+
+// SelectEmpty returns the empty steps of the given steps (nil: all).
+func (l *Layout) SelectEmpty(steps map[int]bool) []EmptyStep {
+	var out []EmptyStep
+	for _, e := range l.EmptySteps {
+		if steps == nil || steps[e.Step] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Note is a warning about one folder of the tree.
@@ -151,6 +176,9 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 			}
 		case isNumbered(name, "step") || (name == "graph" || name == "pynative") && depth == 0:
 			f, link := l.follow(dir, e)
+			if n, ok := Numbered(name, "step"); ok && f == brokenLink {
+				l.EmptySteps = append(l.EmptySteps, EmptyStep{Mode: mode, Step: n, Dir: filepath.Join(dir, name), Unreadable: true})
+			}
 			if f != folder {
 				continue
 			}
@@ -192,6 +220,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		l.note(dir, "%s: %v", dir, err)
+		l.EmptySteps = append(l.EmptySteps, EmptyStep{Mode: mode, Step: step, Dir: dir, Unreadable: true})
 		return
 	}
 	var ranks, procs, odd []string
@@ -234,6 +263,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 	}
 	if len(ranks) == 0 {
 		l.note(dir, "%s: step folder without rank folders", dir)
+		l.EmptySteps = append(l.EmptySteps, EmptyStep{Mode: mode, Step: step, Dir: dir})
 		return
 	}
 	seen := map[int]string{}

@@ -12,6 +12,17 @@ import (
 type roster struct {
 	known    map[int]bool
 	selected map[int]bool
+	// empty are the step folders with no rank folder that can be read:
+	// true when the folder itself could not be listed
+	empty map[int]bool
+}
+
+// absentReason is why a known rank without a folder at a step is unread.
+func (ro roster) absentReason(step int) string {
+	if ro.empty[step] {
+		return "step folder unreadable"
+	}
+	return "no folder"
 }
 
 // ranksAt are the job's ranks at a step: the known ranks, the ranks of the
@@ -57,7 +68,7 @@ func (r *stepResult) unreadList() []verdict.UnreadRanks {
 	}
 	var out []verdict.UnreadRanks
 	for _, u := range []verdict.UnreadRanks{
-		{Step: r.step, Ranks: r.absent, Reason: "no folder"},
+		{Step: r.step, Ranks: r.absent, Reason: r.absentWhy},
 		{Step: r.step, Ranks: unreadable, Reason: "unreadable"},
 		{Step: r.step, Ranks: damaged, Reason: "damaged"},
 	} {

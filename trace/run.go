@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -94,7 +95,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 			continue
 		}
 		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks}
-		res, err := a.mode(mode, md)
+		res, err := a.mode(mode, md, emptySteps(layout, opt.Steps, opt.Ranks))
 		a.ahead.stop()
 		if err != nil {
 			return nil, err
@@ -120,6 +121,34 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 			len(layout.Modes()), layout.Modes(), best.mode)})
 	}
 	return v, nil
+}
+
+// emptySteps are the steps of the layout (of the selected steps) with no
+// rank folder of the selection: those whose folder holds none or cannot be
+// listed, and, with selected ranks, those holding other ranks' folders
+// only. They were dumped, and the ranks expected there are unread.
+func emptySteps(l *dump.Layout, steps, ranks map[int]bool) []dump.EmptyStep {
+	out := l.SelectEmpty(steps)
+	if ranks == nil {
+		return out
+	}
+	type key struct {
+		mode string
+		step int
+	}
+	held := map[key]bool{}
+	for _, d := range l.Dirs {
+		if ranks[d.Rank] {
+			held[key{d.Mode, d.Step}] = true
+		}
+	}
+	for _, d := range l.Dirs {
+		if k := (key{d.Mode, d.Step}); !held[k] && (steps == nil || steps[d.Step]) {
+			held[k] = true // once
+			out = append(out, dump.EmptyStep{Mode: d.Mode, Step: d.Step, Dir: filepath.Dir(d.Dir)})
+		}
+	}
+	return out
 }
 
 // analysis is one run's settings, shared by the steps it reads.
@@ -201,15 +230,23 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 // stops at the first step with an anomaly that lasts: when the next dumped
 // step (however far) is clean and read whole, the anomaly was dropped (a
 // skipped step) and the scan goes on, unless strict.
-func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
+func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep) (*modeResult, error) {
 	m := &modeResult{mode: mode, supp: newSuppressions(), notDumped: map[int]bool{}}
 	if a.recs != nil {
 		m.lower = a.recs.lower
 	}
 	var byStep map[int][]dump.RankDir
 	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
+	job := roster{known: map[int]bool{}, selected: a.selected, empty: map[int]bool{}}
+	for _, e := range empty {
+		// a step folder with no rank that can be read: dumped, and unread
+		if _, ok := byStep[e.Step]; !ok && e.Mode == mode {
+			m.steps = append(m.steps, e.Step)
+			byStep[e.Step] = nil
+			job.empty[e.Step] = e.Unreadable
+		}
+	}
 	sort.Ints(m.steps)
-	job := roster{known: map[int]bool{}, selected: a.selected}
 	for _, d := range dirs {
 		job.known[d.Rank] = true
 	}

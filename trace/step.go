@@ -41,6 +41,7 @@ type stepResult struct {
 	unreadRanks []int  // ranks whose dump could not be read
 	missing     []int  // ranks of the job without a folder for the step (absent and notDumped)
 	absent      []int  // ranks with a folder at another analysed step, not at this one: unread here
+	absentWhy   string // why: no folder, or the step folder could not be listed
 	notDumped   []int  // ranks of the job with a folder at no analysed step
 	// unread are the expected rank-steps not read whole (README "How it
 	// decides", 9), by reason; none when the step was read whole.
@@ -102,6 +103,7 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 			r.notDumped = append(r.notDumped, rk)
 		}
 	}
+	r.absentWhy = job.absentReason(step)
 	r.unread = r.unreadList()
 	if !r.anomalous {
 		return r

@@ -93,7 +93,8 @@ type UnreadRanks struct {
 	Step  int   `json:"step"`
 	Ranks []int `json:"ranks"`
 	// Reason is "no folder" (the rank has folders at other steps, not at
-	// this one), "unreadable" (missing, not a file, garbage or cut before
+	// this one), "step folder unreadable" (the step folder could not be
+	// listed), "unreadable" (missing, not a file, garbage or cut before
 	// its first entry, no entries) or "damaged" (broke after some entries,
 	// which were used), or, in a watch, "never finished".
 	Reason string `json:"reason"`

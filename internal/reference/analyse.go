@@ -15,7 +15,7 @@ func Analyse(path string, opt Options) (*Verdict, error) {
 		return nil, err
 	}
 	steps := selectDirs(all, opt)
-	if len(steps) == 0 {
+	if !anyRank(steps) {
 		return nil, errors.New("reference: no rank folder matches the requested steps and ranks")
 	}
 	a := &analysis{steps: steps, known: map[int]bool{}, selected: opt.Ranks, never: map[int]bool{}, status: map[int]string{}, rows: map[int][]RankRole{}}

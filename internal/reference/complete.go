@@ -61,7 +61,11 @@ func (a *analysis) unreadOf(d *stepData) []UnreadRanks {
 		}
 	}
 	var out []UnreadRanks
-	for _, u := range []UnreadRanks{{d.step, noFolder, "no folder"}, {d.step, unreadable, "unreadable"}, {d.step, damaged, "damaged"}} {
+	why := "no folder"
+	if d.unreadable {
+		why = "step folder unreadable"
+	}
+	for _, u := range []UnreadRanks{{d.step, noFolder, why}, {d.step, unreadable, "unreadable"}, {d.step, damaged, "damaged"}} {
 		if len(u.Ranks) > 0 {
 			out = append(out, u)
 		}

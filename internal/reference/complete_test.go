@@ -2,6 +2,8 @@ package reference
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -72,6 +74,39 @@ func TestComplete(t *testing.T) {
 		expectUnread(t, v)
 		expectInts(t, "not_dumped", v.NotDumped, []int{2})
 		expectStatuses(t, v, map[int]string{0: "clean"})
+	})
+	t.Run("a step folder holding no rank folder is unread", func(t *testing.T) {
+		dir := run{0: {0: cleanRank, 1: cleanRank}, 2: {0: cleanRank, 1: cleanRank}}.write(t)
+		if err := mkdir(filepath.Join(dir, "step1")); err != nil {
+			t.Fatal(err)
+		}
+		v := analyseDir(t, dir, Options{})
+		expectClean(t, v)
+		expectUnread(t, v, "1:0:no folder", "1:1:no folder")
+		expectStatuses(t, v, map[int]string{0: "clean", 1: "unread", 2: "clean"})
+	})
+	t.Run("a step folder that is a link leading nowhere is unread", func(t *testing.T) {
+		dir := run{0: {0: cleanRank, 1: cleanRank}, 2: {0: cleanRank, 1: cleanRank}}.write(t)
+		if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "step1")); err != nil {
+			t.Fatal(err)
+		}
+		v := analyseDir(t, dir, Options{})
+		expectClean(t, v)
+		expectUnread(t, v, "1:0:step folder unreadable", "1:1:step folder unreadable")
+		expectStatuses(t, v, map[int]string{0: "clean", 1: "unread", 2: "clean"})
+	})
+	t.Run("a rank folder that is a link leading nowhere is unread", func(t *testing.T) {
+		dir := run{0: {0: cleanRank, 1: cleanRank}, 1: {0: cleanRank}}.write(t)
+		if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "step1", "rank1")); err != nil {
+			t.Fatal(err)
+		}
+		v := analyseDir(t, dir, Options{})
+		expectUnread(t, v, "1:1:unreadable")
+	})
+	t.Run("a step without a folder of the ranks asked about is unread for them", func(t *testing.T) {
+		v := analyse(t, run{0: {0: cleanRank, 1: cleanRank}, 1: {0: cleanRank}}, Options{Ranks: map[int]bool{1: true}})
+		expectUnread(t, v, "1:1:no folder")
+		expectStatuses(t, v, map[int]string{0: "clean", 1: "unread"})
 	})
 	t.Run("ranks left out by the ranks option are not filled in", func(t *testing.T) {
 		v := analyse(t, run{0: {0: cleanRank, 1: cleanRank, 3: cleanRank}}, Options{Ranks: map[int]bool{0: true, 3: true}})

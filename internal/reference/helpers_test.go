@@ -217,7 +217,12 @@ func frameLine(file string, line int, fn, code string) string {
 // also holds the fast path to the reference's verdict.
 func analyse(t *testing.T, r run, opt Options) *Verdict {
 	t.Helper()
-	dir := r.write(t)
+	return analyseDir(t, r.write(t), opt)
+}
+
+// analyseDir is analyse on a dump already written (and changed) in dir.
+func analyseDir(t *testing.T, dir string, opt Options) *Verdict {
+	t.Helper()
 	v, err := Analyse(dir, opt)
 	if err != nil {
 		t.Fatal(err)

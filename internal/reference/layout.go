@@ -16,10 +16,12 @@ type rankDir struct {
 	dump string // the dump.json path
 }
 
-// stepDir is one step folder.
+// stepDir is one step folder; unreadable when it cannot be listed (a link
+// that leads to no folder, no permission).
 type stepDir struct {
-	step  int
-	ranks []rankDir
+	step       int
+	ranks      []rankDir
+	unreadable bool
 }
 
 // numbered reads "<prefix><digits>".
@@ -46,6 +48,25 @@ func subdirs(dir string) []string {
 	return out
 }
 
+// badLinks are the names in dir that are symbolic links leading to no
+// folder (nowhere, round a loop, or to a file).
+func badLinks(dir string) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		if de.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, de.Name())); err != nil || !fi.IsDir() {
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
 // rankDirs finds the rank folders of a step folder: rank<digits>, a folder
 // named "rank" (rank 0), and a lone proc<digits> when there is no rank
 // folder (rank 0).
@@ -53,7 +74,9 @@ func rankDirs(stepPath string) []rankDir {
 	var out []rankDir
 	var procs []string
 	seen := map[int]bool{}
-	for _, name := range subdirs(stepPath) {
+	// a rank folder that is a link leading to no folder was dumped and
+	// cannot be read
+	for _, name := range append(subdirs(stepPath), badLinks(stepPath)...) {
 		rank, ok := numbered(name, "rank")
 		if name == "rank" {
 			rank, ok = 0, true
@@ -98,7 +121,14 @@ func discover(path string) ([]stepDir, error) {
 	var steps []stepDir
 	for _, name := range subdirs(path) {
 		if n, ok := numbered(name, "step"); ok {
-			steps = append(steps, stepDir{step: n, ranks: rankDirs(filepath.Join(path, name))})
+			dir := filepath.Join(path, name)
+			_, err := os.ReadDir(dir)
+			steps = append(steps, stepDir{step: n, ranks: rankDirs(dir), unreadable: err != nil})
+		}
+	}
+	for _, name := range badLinks(path) {
+		if n, ok := numbered(name, "step"); ok {
+			steps = append(steps, stepDir{step: n, unreadable: true}) // README 9: dumped, and none of it read
 		}
 	}
 	if len(steps) > 0 {
@@ -122,8 +152,9 @@ func stepOfFolder(dir string) int {
 	return 0
 }
 
-// selectDirs keeps the requested steps and ranks; steps left without a rank
-// folder are dropped.
+// selectDirs keeps the requested steps and ranks. A step left without a
+// rank folder is kept: it was dumped (README 9), and the ranks expected
+// there are unread.
 func selectDirs(steps []stepDir, opt Options) []stepDir {
 	var out []stepDir
 	for _, s := range steps {
@@ -136,9 +167,17 @@ func selectDirs(steps []stepDir, opt Options) []stepDir {
 				ranks = append(ranks, r)
 			}
 		}
-		if len(ranks) > 0 {
-			out = append(out, stepDir{step: s.step, ranks: ranks})
-		}
+		out = append(out, stepDir{step: s.step, ranks: ranks, unreadable: s.unreadable})
 	}
 	return out
+}
+
+// anyRank reports whether some step has a rank folder.
+func anyRank(steps []stepDir) bool {
+	for _, s := range steps {
+		if len(s.ranks) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -7,14 +7,15 @@ import (
 
 // stepData is every dumped rank of one step.
 type stepData struct {
-	step      int
-	dumped    []int             // ranks with a folder, ascending
-	notDumped []int             // ranks of the job without a folder in the step (README 8)
-	ranks     map[int]*rankData // by rank, unread ones included
+	step       int
+	unreadable bool              // the step folder could not be listed
+	dumped     []int             // ranks with a folder, ascending
+	notDumped  []int             // ranks of the job without a folder in the step (README 8)
+	ranks      map[int]*rankData // by rank, unread ones included
 }
 
 func loadStep(sd stepDir) *stepData {
-	d := &stepData{step: sd.step, ranks: map[int]*rankData{}}
+	d := &stepData{step: sd.step, unreadable: sd.unreadable, ranks: map[int]*rankData{}}
 	for _, r := range sd.ranks {
 		d.dumped = append(d.dumped, r.rank)
 		d.ranks[r.rank] = loadRank(r.dir, r.dump, r.rank)

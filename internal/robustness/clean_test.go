@@ -141,6 +141,20 @@ func falseCleanCases() []adversarialCase {
 			exit: exitIncomplete, message: `^nanhunt: no NaN or Inf in what could be read; step 3 \(rank 1\) could not be read\.`, maxTime: bound, maxRSSMiB: rss,
 		},
 		{
+			class: "false clean", name: "last-step-link-nowhere",
+			input:  "a clean dump of steps 0-7 whose step7 folder is a link to a disk that is not mounted",
+			answer: "exit 3: step 7 (ranks 0,1) could not be read",
+			setup: func(t *testing.T, in, out string) []string {
+				eightCleanSteps(t, in)
+				if err := os.RemoveAll(filepath.Join(in, "step7")); err != nil {
+					t.Fatal(err)
+				}
+				symlink(t, "/nonexistent-disk/step7", filepath.Join(in, "step7"))
+				return []string{"trace", in}
+			},
+			exit: exitIncomplete, message: `^nanhunt: no NaN or Inf in what could be read; step 7 \(ranks 0,1\) could not be read\.`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
 			class: "false clean", name: "clean-file-cut",
 			input:  "a clean dump whose rank 1 file is cut after its first entry",
 			answer: "exit 3: the entries before the cut are clean, the rest is unknown",
