@@ -22,6 +22,9 @@ type RankDir struct {
 	Dump      string // path of dump.json; "" when absent
 	Stack     string // path of stack.json; "" when absent
 	Construct string // path of construct.json; "" when absent
+	// NoDump: the folder held no dump.json when it was found (a rank
+	// folder made before a crash, or one msprobe had not written yet)
+	NoDump bool
 }
 
 // Layout is every rank folder found under a path, sorted by mode, step and
@@ -267,6 +270,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		return
 	}
 	seen := map[int]string{}
+	var noDump []int
 	for _, name := range ranks {
 		r := rankOfName(name)
 		if prev, ok := seen[r]; ok {
@@ -279,11 +283,24 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		// origin
 		rd := filepath.Join(dir, name)
 		l.used(links[name])
-		if !broken[name] && !fileExists(filepath.Join(rd, "dump.json")) {
-			l.note(rd, "%s: no dump.json", rd)
-		}
 		l.addRank(mode, step, r, rd)
+		if !broken[name] && !fileExists(l.Dirs[len(l.Dirs)-1].Dump) {
+			l.Dirs[len(l.Dirs)-1].NoDump = true
+			noDump = append(noDump, r)
+		}
 	}
+	if len(noDump) > 0 {
+		// one note a step: a hundred thousand empty folders are one line
+		l.note(dir, "%s: %s %s no dump.json", dir, plural(len(noDump), "rank", "ranks")+" "+FormatRanges(noDump), plural(len(noDump), "has", "have"))
+	}
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // addRank adds a rank folder. Its four paths share one string: a run of a
@@ -318,51 +335,51 @@ func Gaps(dirs []RankDir) []string {
 		modes[d.Mode] = true
 	}
 	for _, mode := range slices.Sorted(maps.Keys(modes)) {
-		byStep := map[int]map[int]bool{}
-		allRanks := map[int]bool{}
-		var steps []int
+		byStep := map[int][]int{}
+		maxRank := -1
 		for _, d := range dirs {
-			if d.Mode != mode {
-				continue
+			if d.Mode == mode {
+				byStep[d.Step] = append(byStep[d.Step], d.Rank)
+				maxRank = max(maxRank, d.Rank)
 			}
-			if byStep[d.Step] == nil {
-				byStep[d.Step] = map[int]bool{}
-				steps = append(steps, d.Step)
-			}
-			byStep[d.Step][d.Rank] = true
-			allRanks[d.Rank] = true
 		}
 		where := ""
 		if mode != "" {
 			where = mode + ": "
 		}
-		sort.Ints(steps)
-		var missing []int
-		for i := 1; i < len(steps); i++ {
-			for s := steps[i-1] + 1; s < steps[i]; s++ {
-				missing = append(missing, s)
-			}
-		}
-		if len(missing) > 0 {
-			warnf("%ssteps %s not dumped (between step %d and step %d)", where, FormatRanges(missing), steps[0], steps[len(steps)-1])
-		}
-		maxRank := -1
-		for r := range allRanks {
-			maxRank = max(maxRank, r)
+		steps := slices.Sorted(maps.Keys(byStep))
+		if missing := gapRanges(steps, steps[0], steps[len(steps)-1]); missing != "" {
+			warnf("%ssteps %s not dumped (between step %d and step %d)", where, missing, steps[0], steps[len(steps)-1])
 		}
 		for _, s := range steps {
-			var gone []int
-			for r := 0; r <= maxRank; r++ {
-				if !byStep[s][r] {
-					gone = append(gone, r)
-				}
-			}
-			if len(gone) > 0 {
-				warnf("%sstep %d: ranks %s not dumped", where, s, FormatRanges(gone))
+			ranks := slices.Sorted(slices.Values(byStep[s]))
+			if gone := gapRanges(ranks, 0, maxRank); gone != "" {
+				warnf("%sstep %d: ranks %s not dumped", where, s, gone)
 			}
 		}
 	}
 	return out
+}
+
+// gapRanges names the numbers from lo to hi that sorted does not hold, as
+// ranges ("3-5,9"), without listing them: a gap may be a billion long.
+func gapRanges(sorted []int, lo, hi int) string {
+	var b strings.Builder
+	add := func(from, to int) {
+		if from <= to {
+			writeRun(&b, from, to)
+		}
+	}
+	next := lo
+	for _, x := range sorted {
+		if x < next {
+			continue // a repeat
+		}
+		add(next, min(x-1, hi))
+		next = x + 1
+	}
+	add(next, hi)
+	return b.String()
 }
 
 // SortNotes orders notes by the folder they are about, as key places it
@@ -397,14 +414,22 @@ func isNumbered(name, prefix string) bool {
 }
 
 // Numbered reads a folder name msprobe writes, "step12" or "rank3" (prefix
-// and a number without sign or leading zero), as its number.
+// and a number without sign or leading zero, at most MaxFolderNumber), as
+// its number. A longer number is no folder msprobe writes: a name past
+// int64 would otherwise wrap, or stand for a billion missing steps.
 func Numbered(name, prefix string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') {
+	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') || len(rest) > maxFolderDigits {
 		return 0, false
 	}
 	return atoi(rest)
 }
+
+// MaxFolderNumber is the largest step or rank number of a folder name:
+// nine digits (a billion steps; no job has that many ranks).
+const MaxFolderNumber = 999_999_999
+
+const maxFolderDigits = 9
 
 // looksNumbered reports a folder meant as a numbered one that msprobe
 // would not have written: "step05", "step-1", "stepabc", ".step5".

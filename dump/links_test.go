@@ -114,7 +114,7 @@ func TestDiscoverBadLinks(t *testing.T) {
 		{"a rank folder in a loop", "step0/rank3", "rank3", 4, []int{0, 1, 2}, "rank3: a symbolic link that cannot be followed", true},
 		{"a rank folder that is a file", "step0/rank3", "rank0/dump.json", 4, []int{0, 1, 2}, "rank3: a symbolic link to", true},
 		{"a step folder that leads to the dump_path", "step3", ".", 3, []int{0, 1, 2}, "step3: step folder without rank folders", false},
-		{"a rank folder that leads to its step folder", "step0/rank3", ".", 4, []int{0, 1, 2}, "rank3: no dump.json", false},
+		{"a rank folder that leads to its step folder", "step0/rank3", ".", 4, []int{0, 1, 2}, "rank 3 has no dump.json", false},
 		{"an odd name is ignored, not followed", "step0/rank03", "rank0", 3, []int{0, 1, 2}, "ignored rank03", true},
 	}
 	for _, tt := range tests {

@@ -52,20 +52,26 @@ func FormatRanges(v []int) string {
 		for j+1 < len(s) && s[j+1] == s[j]+1 {
 			j++
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(s[i]))
-		switch {
-		case s[j] == s[i]:
-		case j == i+1 && s[j] == s[i]+1:
-			b.WriteByte(',')
-			b.WriteString(strconv.Itoa(s[j]))
-		default:
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(s[j]))
-		}
+		writeRun(&b, s[i], s[j])
 		i = j + 1
 	}
 	return b.String()
+}
+
+// writeRun adds the numbers from..to to a list of ranges: "7", "7,8",
+// "7-9", after a comma when the list is not empty.
+func writeRun(b *strings.Builder, from, to int) {
+	if b.Len() > 0 {
+		b.WriteByte(',')
+	}
+	b.WriteString(strconv.Itoa(from))
+	switch {
+	case to == from:
+	case to == from+1:
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(to))
+	default:
+		b.WriteByte('-')
+		b.WriteString(strconv.Itoa(to))
+	}
 }

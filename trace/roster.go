@@ -46,13 +46,19 @@ func (ro roster) ranksAt(scans map[int]*rankScan) []int {
 			}
 		}
 	}
-	for rk := 0; rk < top; rk++ {
+	for rk := 0; rk < min(top, maxFilledRank); rk++ {
 		if !job[rk] && (ro.selected == nil || ro.selected[rk]) {
 			job[rk] = true
 		}
 	}
 	return sortedKeys(job)
 }
+
+// maxFilledRank bounds the gap fill (README "How it decides", 9): a rank
+// number in a folder name or a process group may be anything up to
+// dump.MaxFolderNumber, and a billion ranks not dumped would be a billion
+// entries. No msprobe job comes near this many ranks.
+const maxFilledRank = 1 << 17
 
 // unreadList lists the step's expected ranks that were not read whole, by
 // reason: without a folder here, unreadable, damaged.

@@ -489,6 +489,9 @@ func ctxErrOf(ctx context.Context, out []*rankScan, mode scanMode) error {
 
 // account adds a scan's size and problems to the totals.
 func (m *modeResult) account(s *rankScan) {
+	if s.dir.NoDump && s.openErr != nil {
+		return // no file to read (the layout's note names the folders): nothing read
+	}
 	m.files++
 	m.bytes += s.bytes
 	if s.cleared {

@@ -33,7 +33,7 @@ func (a *analysis) jobRanks(d *stepData) []int {
 	for r := range want {
 		top = max(top, r)
 	}
-	for r := 0; r < top; r++ {
+	for r := 0; r < min(top, 1<<17); r++ { // README 9: ranks below 131,072
 		if a.selected == nil || a.selected[r] {
 			want[r] = true
 		}
