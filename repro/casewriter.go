@@ -57,10 +57,20 @@ func (w *caseWriter) add(name string, mode fs.FileMode, fill func(f *os.File) er
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", final, err)
+		return fmt.Errorf("write %s: %w", final, withoutTemp(err, tmp.Name()))
 	}
 	w.staged = append(w.staged, stagedFile{tmp: tmp.Name(), final: final})
 	return nil
+}
+
+// withoutTemp drops the temporary file's name from an error of a write to
+// it: the message names the file of the case instead.
+func withoutTemp(err error, tmp string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return pe.Err
+	}
+	return err
 }
 
 // addBytes adds a file of the case holding b.

@@ -160,17 +160,11 @@ func (p *pickleScanner) counted(op byte, width int) error {
 
 // put memoizes the value on top of the stack.
 func (p *pickleScanner) put(op byte) error {
-	var idx uint64
-	var err error
-	switch op {
-	case 0x94:
-		idx, p.next = p.next, p.next+1
-	case 'q':
-		idx, err = p.uint(1)
-	case 'r':
-		idx, err = p.uint(4)
-	default:
-		idx, err = p.lineUint()
+	idx, err := p.next, error(nil)
+	if op == 0x94 { // MEMOIZE: the next index
+		p.next++
+	} else {
+		idx, err = p.memoIndex(op)
 	}
 	if err == nil && p.top.ok && len(p.memo) < maxMemo {
 		p.memo[idx] = p.top.s
@@ -180,19 +174,22 @@ func (p *pickleScanner) put(op byte) error {
 
 // get pushes a memoized value.
 func (p *pickleScanner) get(op byte) error {
-	var idx uint64
-	var err error
-	switch op {
-	case 'h':
-		idx, err = p.uint(1)
-	case 'j':
-		idx, err = p.uint(4)
-	default:
-		idx, err = p.lineUint()
-	}
+	idx, err := p.memoIndex(op)
 	s, ok := p.memo[idx]
 	p.push(pickleStr{s: s, ok: ok})
 	return err
+}
+
+// memoIndex reads the memo index of a PUT or GET opcode: one byte (BINPUT,
+// BINGET), four (LONG_BINPUT, LONG_BINGET) or a line of digits.
+func (p *pickleScanner) memoIndex(op byte) (uint64, error) {
+	switch op {
+	case 'q', 'h':
+		return p.uint(1)
+	case 'r', 'j':
+		return p.uint(4)
+	}
+	return p.lineUint()
 }
 
 func (p *pickleScanner) push(v pickleStr) { p.below, p.top = p.top, v }

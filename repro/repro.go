@@ -86,7 +86,9 @@ var ErrStatisticsOnly = errors.New("the dump holds statistics only, no saved ten
 // verdict, finds the entry (and, for a backward entry, its forward entry)
 // in the rank folder's dump.json, finds the saved tensors it needs, and
 // writes them with case.json and repro.py to Options.Out. Nothing is
-// written until everything was found, and nothing ever inside the dump.
+// written until everything was found, nothing ever inside the dump, and the
+// case folder is written all or nothing. Tensor files come only from inside
+// the dump folder given and must pass checkTensorFile (see the package doc).
 func Write(opt Options) (*Case, error) {
 	device, err := checkDevice(opt.Device)
 	if err != nil {

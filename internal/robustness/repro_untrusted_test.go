@@ -1,0 +1,329 @@
+package robustness
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cases of nanhunt repro on a hostile tensor dump: tensor files that hold a
+// pickle payload, paths that lead out of the dump, a full disk and a signal
+// in the middle of a copy.
+
+// tensorPickle is the data.pkl torch 1.13 writes for a float32 tensor.
+const tensorPickle = "\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00((X\x07\x00\x00\x00storageq\x01ctorch\nFloatStorage\nq\x02X\x01\x00\x00\x000q\x03X\x03\x00\x00\x00cpuq\x04K\xe0tq\x05QK\x00K\x04K\x07K\x08\x87q\x06K8K\x08K\x01\x87q\x07\x89ccollections\nOrderedDict\nq\x08)Rq\ttq\nRq\x0b."
+
+// payloadPickle runs os.system("touch pwned") when it is unpickled.
+const payloadPickle = "\x80\x02cposix\nsystem\nq\x00X\x0b\x00\x00\x00touch pwnedq\x01\x85q\x02Rq\x03."
+
+// torchFile is a zip archive laid out as torch.save writes one: data.pkl
+// first, then size bytes of storage.
+func torchFile(t *testing.T, pkl string, size int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"x/data.pkl", []byte(pkl)}, {"x/data/0", make([]byte, size)}, {"x/version", []byte("3\n")}} {
+		w, err := z.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(f.body)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// tensorDump writes a one-rank tensor dump under in whose
+// Torch.log.0.forward loads dataName, with the header's dump_data_dir
+// (null when ""), and returns its dump_tensor_data folder (not made) and
+// the arguments of nanhunt repro writing the case to out/case.
+func tensorDump(t *testing.T, in, out, dumpDataDir, dataName string) (data string, args []string) {
+	t.Helper()
+	name, _ := json.Marshal(dataName)
+	dd := []byte("null")
+	if dumpDataDir != "" {
+		dd, _ = json.Marshal(dumpDataDir)
+	}
+	writeFile(t, filepath.Join(rank(in, 0), "dump.json"), fmt.Sprintf(`{"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": %s, "data": {"Torch.log.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "Max": 2.0, "Min": -1.0, "data_name": %s}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "Max": NaN, "Min": NaN}]}}}`, dd, name))
+	return filepath.Join(rank(in, 0), "dump_tensor_data"), []string{"repro", in, "--op", "Torch.log.0", "--step", "0", "--rank", "0", "-o", filepath.Join(out, "case")}
+}
+
+// noCase checks, after the run, that the case folder under *out was not
+// left behind: nothing of a refused or failed case is written.
+func noCase(out *string) func(t *testing.T, stdout string) {
+	return func(t *testing.T, stdout string) {
+		if ents, err := os.ReadDir(filepath.Join(*out, "case")); err == nil {
+			t.Errorf("the case folder was left, holding %v", names(ents))
+		}
+	}
+}
+
+func names(ents []os.DirEntry) []string {
+	var s []string
+	for _, e := range ents {
+		s = append(s, e.Name())
+	}
+	return s
+}
+
+// outsideSecret writes a tensor file of mode 0640 outside the dump folder
+// in, and returns its folder.
+func outsideSecret(t *testing.T, in string) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(in), "secret")
+	p := filepath.Join(dir, "x.pt")
+	writeFile(t, p, string(torchFile(t, tensorPickle, 12)))
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// limitFileSize lowers this process's RLIMIT_FSIZE, which the nanhunt
+// child inherits, until the case ends. Go ignores SIGXFSZ, so a write past
+// the limit fails with EFBIG ("file too large"), as a write to a full disk
+// fails with ENOSPC.
+func limitFileSize(t *testing.T, limit uint64) {
+	t.Helper()
+	if _, err := binary(); err != nil { // built before the limit
+		t.Fatal(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+			t.Errorf("restore RLIMIT_FSIZE: %v", err)
+		}
+	})
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signalMidCopy sends sig to the nanhunt child (the process whose working
+// folder is *out) once a temporary file of the case appears under
+// *out/case, that is, in the middle of a tensor file's copy.
+func signalMidCopy(out *string, sig syscall.Signal) func(in string, stop <-chan struct{}) {
+	return func(in string, stop <-chan struct{}) {
+		dir, _ := filepath.EvalSymlinks(*out)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if pid := processIn(dir); pid > 0 && copying(filepath.Join(dir, "case")) {
+				syscall.Kill(pid, sig)
+				return
+			}
+		}
+	}
+}
+
+// processIn finds the process whose working folder is dir.
+func processIn(dir string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			return pid
+		}
+	}
+	return 0
+}
+
+// copying reports whether dir holds a temporary file of a copy.
+func copying(dir string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			return true
+		}
+	}
+	return false
+}
+
+// untrusted is the class of these cases, and their heading in docs/robustness.md.
+const untrusted = "Untrusted input: the tensor files of nanhunt repro"
+
+func reproUntrustedCases() []adversarialCase {
+	var out string // the folder of the running case, for its checks
+	at := func(o string) { out = o }
+	signalCase := func(name, sigName string, sig syscall.Signal) adversarialCase {
+		return adversarialCase{
+			class: untrusted, name: name,
+			input:  fmt.Sprintf("nanhunt repro gets %s in the middle of copying a 1 GiB tensor file", sigName),
+			answer: "the copy stops, its temporary file is removed and the case folder it made too; \"interrupted\"",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				os.MkdirAll(data, 0o755)
+				sparse(t, filepath.Join(data, "x.pt"), 1<<30)
+				return args
+			},
+			during: signalMidCopy(&out, sig),
+			exit:   exitError, message: `nanhunt: interrupted`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		}
+	}
+	return []adversarialCase{
+		{
+			class: untrusted, name: "repro-dump-data-dir-etc",
+			input:  "a tensor dump whose header says dump_data_dir /etc and whose tensor's data_name is shadow",
+			answer: "refused: dump_data_dir lies outside the dump folder and is not followed; nothing is copied",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				_, args := tensorDump(t, in, o, "/etc", "shadow")
+				return args
+			},
+			exit: exitError, message: `dump_data_dir /etc lies outside the dump folder .* not followed`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-data-name-dotdot",
+			input:  "a tensor's data_name climbs out with .. to a tensor file outside the dump",
+			answer: "only its base name is looked for, in the rank's dump_tensor_data: not found; nothing is copied",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				secret := outsideSecret(t, in)
+				_, args := tensorDump(t, in, o, "", "../../../../../../../../"+filepath.Join(secret, "x.pt"))
+				return args
+			},
+			exit: exitError, message: `tensor file x.pt .* not found`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-data-name-absolute",
+			input:  "a tensor's data_name is the absolute path of a tensor file outside the dump",
+			answer: "only its base name is looked for, in the rank's dump_tensor_data: not found; nothing is copied",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				_, args := tensorDump(t, in, o, "", filepath.Join(outsideSecret(t, in), "x.pt"))
+				return args
+			},
+			exit: exitError, message: `tensor file x.pt .* not found`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-link-file-out",
+			input:  "dump_tensor_data/x.pt is a symbolic link to a 0640 tensor file outside the dump",
+			answer: "refused: a symbolic link that leads outside the dump folder; nothing is copied",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				os.MkdirAll(data, 0o755)
+				symlink(t, filepath.Join(outsideSecret(t, in), "x.pt"), filepath.Join(data, "x.pt"))
+				return args
+			},
+			exit: exitError, message: `a symbolic link to .*secret/x.pt: it leads outside the dump folder`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-link-folder-out",
+			input:  "dump_tensor_data is a symbolic link to a folder outside the dump",
+			answer: "refused: it leads outside the dump folder; nothing is copied",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				symlink(t, outsideSecret(t, in), data)
+				return args
+			},
+			exit: exitError, message: `it leads outside the dump folder`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-pickle-payload",
+			input:  "x.pt is a torch.save zip archive whose data.pkl calls os.system when unpickled",
+			answer: "refused before it is copied, naming the file and posix.system (repro.py would refuse it too: weights_only=True)",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				writeFile(t, filepath.Join(data, "x.pt"), string(torchFile(t, payloadPickle, 0)))
+				return args
+			},
+			exit: exitError, message: `dump_tensor_data/x.pt .* refused: data.pkl: it names posix.system`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-pickle-legacy",
+			input:  "x.pt is a bare pickle (torch.save's legacy format) that calls os.system",
+			answer: "refused before it is copied, naming the file and posix.system",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				writeFile(t, filepath.Join(data, "x.pt"), payloadPickle)
+				return args
+			},
+			exit: exitError, message: `x.pt .* refused: pickle 1 of the legacy torch.save format: it names posix.system`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-npy-object",
+			input:  "x.npy is a NumPy file whose header says an object dtype ('O')",
+			answer: "refused before it is copied: an object array, which numpy can only unpickle",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.npy")
+				h := "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+				h += strings.Repeat(" ", 63-(10+len(h))%64) + "\n"
+				writeFile(t, filepath.Join(data, "x.npy"), "\x93NUMPY\x01\x00"+string([]byte{byte(len(h)), 0})+h+payloadPickle)
+				return args
+			},
+			exit: exitError, message: `x.npy .* refused: dtype "\|O" in its .npy header, an object array`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		{
+			class: untrusted, name: "repro-copy-mode-0640",
+			input:  "the tensor file has mode 0640",
+			answer: "the case is written; the copy has mode 0640, not wider",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				writeFile(t, filepath.Join(data, "x.pt"), string(torchFile(t, tensorPickle, 12)))
+				os.Chmod(filepath.Join(data, "x.pt"), 0o640)
+				return args
+			},
+			exit: exitClean, message: `wrote the case of Torch.log.0.forward`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, stdout string) {
+				info, err := os.Stat(filepath.Join(out, "case", "x.pt"))
+				if err != nil || info.Mode().Perm() != 0o640 {
+					t.Errorf("the copy: %v, %v; want mode 0640", info, err)
+				}
+			},
+		},
+		{
+			class: untrusted, name: "repro-full-disk",
+			input:  "the case folder fills up while a 1 MiB tensor file is copied (RLIMIT_FSIZE 64 KiB on nanhunt)",
+			answer: "\"write …/x.pt: file too large\"; no tensor file, partial or temporary, is left, nor the case folder it made",
+			setup: func(t *testing.T, in, o string) []string {
+				at(o)
+				data, args := tensorDump(t, in, o, "", "x.pt")
+				writeFile(t, filepath.Join(data, "x.pt"), string(torchFile(t, tensorPickle, 1<<20)))
+				limitFileSize(t, 64<<10)
+				return args
+			},
+			exit: exitError, message: `write .*case/x.pt: file too large`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: noCase(&out),
+		},
+		signalCase("repro-sigterm-mid-copy", "SIGTERM", syscall.SIGTERM),
+		signalCase("repro-sighup-mid-copy", "SIGHUP", syscall.SIGHUP),
+	}
+}
