@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,10 +93,24 @@ func outsideSecret(t *testing.T, in string) string {
 	return dir
 }
 
-// limitFileSize lowers this process's RLIMIT_FSIZE, which the nanhunt
-// child inherits, until the case ends. Go ignores SIGXFSZ, so a write past
+// fileSizeLimit is a limit on the size of the files a process writes that
+// lies far above the files this test process appends to (the testing
+// package's log of the files a test opens): at least min.
+func fileSizeLimit(min uint64) uint64 {
+	limit := min
+	if f := flag.Lookup("test.testlogfile"); f != nil && f.Value.String() != "" {
+		if info, err := os.Stat(f.Value.String()); err == nil {
+			limit = max(limit, 4*uint64(info.Size())+min)
+		}
+	}
+	return limit
+}
+
+// limitFileSize lowers this process's RLIMIT_FSIZE to limit until the case
+// ends; the nanhunt child inherits it. Go ignores SIGXFSZ, so a write past
 // the limit fails with EFBIG ("file too large"), as a write to a full disk
-// fails with ENOSPC.
+// fails with ENOSPC. The limit holds for this process too meanwhile, which
+// fileSizeLimit allows for.
 func limitFileSize(t *testing.T, limit uint64) {
 	t.Helper()
 	if _, err := binary(); err != nil { // built before the limit
@@ -104,6 +119,9 @@ func limitFileSize(t *testing.T, limit uint64) {
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
+	}
+	if old.Cur <= limit {
+		t.Fatalf("RLIMIT_FSIZE is %d already: cannot set a lower one of %d", old.Cur, limit)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
@@ -311,13 +329,15 @@ func reproUntrustedCases() []adversarialCase {
 		},
 		{
 			class: untrusted, name: "repro-full-disk",
-			input:  "the case folder fills up while a 1 MiB tensor file is copied (RLIMIT_FSIZE 64 KiB on nanhunt)",
+			input:  "the case folder fills up in the middle of a tensor file's copy (RLIMIT_FSIZE on nanhunt at half the file's size, 64 MiB or more)",
 			answer: "\"write …/x.pt: file too large\"; no tensor file, partial or temporary, is left, nor the case folder it made",
 			setup: func(t *testing.T, in, o string) []string {
 				at(o)
 				data, args := tensorDump(t, in, o, "", "x.pt")
-				writeFile(t, filepath.Join(data, "x.pt"), string(torchFile(t, tensorPickle, 1<<20)))
-				limitFileSize(t, 64<<10)
+				os.MkdirAll(data, 0o755)
+				limit := fileSizeLimit(64 << 20)
+				sparse(t, filepath.Join(data, "x.pt"), int64(2*limit))
+				limitFileSize(t, limit)
 				return args
 			},
 			exit: exitError, message: `write .*case/x.pt: file too large`, maxTime: 10 * time.Second, maxRSSMiB: 64,
