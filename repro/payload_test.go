@@ -113,3 +113,22 @@ func copyInto(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestWeightsOnlyLoadsMsprobeTensors: torch.load(weights_only=True), the
+// only way repro.py loads a .pt file, loads every tensor file the real
+// msprobe saved in the shared fixtures, and the golden dump's.
+func TestWeightsOnlyLoadsMsprobeTensors(t *testing.T) {
+	needTorch(t)
+	files := msprobeTensorFiles(t)
+	const load = `import sys, torch
+for p in sys.stdin.read().split("\n"):
+    t = torch.load(p, map_location="cpu", weights_only=True)
+    if not isinstance(t, torch.Tensor):
+        sys.exit("%s holds a %s" % (p, type(t).__name__))
+`
+	cmd := exec.Command(python, "-c", load)
+	cmd.Stdin = strings.NewReader(strings.Join(files, "\n"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("torch.load(weights_only=True): %v\n%s", err, out)
+	}
+}

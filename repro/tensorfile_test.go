@@ -104,31 +104,38 @@ func TestCheckTensorFile(t *testing.T) {
 	}
 }
 
-// TestCheckTensorFileReal: every tensor file msprobe saved in the shared
-// fixtures, and every one of the golden dump, passes the check.
-func TestCheckTensorFileReal(t *testing.T) {
-	n := 0
+// msprobeTensorFiles are the tensor files the real msprobe saved in the
+// shared fixtures, and the golden dump's.
+func msprobeTensorFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
 	for _, root := range []string{fixtures(t), goldenDump} {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pt") {
-				return err
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".pt") {
+				files = append(files, path)
 			}
-			f, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			n++
-			if err := checkTensorFile(f, d.Name()); err != nil {
-				t.Errorf("%s: %v", path, err)
-			}
-			return nil
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n < 100 {
-		t.Errorf("only %d tensor files checked", n)
+	if len(files) < 100 {
+		t.Fatalf("only %d tensor files found", len(files))
+	}
+	return files
+}
+
+// TestCheckTensorFileReal: every tensor file msprobe saved passes the check.
+func TestCheckTensorFileReal(t *testing.T) {
+	for _, path := range msprobeTensorFiles(t) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTensorFile(f, filepath.Base(path)); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		f.Close()
 	}
 }
