@@ -1,6 +1,7 @@
 package repro
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
 )
@@ -175,8 +174,11 @@ func (b *builder) receiver() *Argument {
 	return nil
 }
 
-// locate finds the saved file of every tensor the case loads.
-func (b *builder) locate() error {
+// locate finds the saved file of every tensor the case loads, in the rank
+// folder's dump_tensor_data or in the header's dump_data_dir, and only
+// inside the dump folder: a dump_data_dir outside it is not followed, and a
+// file that leads outside it (a symbolic link) is refused.
+func (b *builder) locate(d *dumpFolder) error {
 	seen := map[string]bool{}
 	for _, t := range append(append([]*TensorRef(nil), b.inputs...), b.grads...) {
 		name := filepath.Base(strings.ReplaceAll(t.DataName, "\\", "/"))
@@ -184,18 +186,8 @@ func (b *builder) locate() error {
 			return fmt.Errorf("%s: %s of %s: data_name %q is not a file name", b.df.Path, t.Position(), t.Entry, t.DataName)
 		}
 		t.File = name
-		tried := []string{filepath.Join(b.dir, "dump_tensor_data", name)}
-		if d := b.df.Header.DumpDataDir; d != "" {
-			tried = append(tried, filepath.Join(d, name))
-		}
-		for _, p := range tried {
-			if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-				t.Source = p
-				break
-			}
-		}
-		if t.Source == "" {
-			return fmt.Errorf("tensor file %s (%s of %s) not found: looked for %s: %w", name, t.Position(), t.Entry, strings.Join(tried, " and "), os.ErrNotExist)
+		if err := b.find(d, t); err != nil {
+			return err
 		}
 		if !seen[name] {
 			seen[name] = true
@@ -206,20 +198,74 @@ func (b *builder) locate() error {
 	return nil
 }
 
-// copyFile copies a tensor file into the case folder.
-func copyFile(src, dst string) error {
-	in, err := safeio.Open(src)
+// find sets t.Source to the first place its file is found.
+func (b *builder) find(d *dumpFolder, t *TensorRef) error {
+	var tried, outside []string
+	for _, dir := range b.dataDirs() {
+		p := filepath.Join(dir, t.File)
+		rel, in := d.rel(p)
+		if !in {
+			outside = append(outside, dir)
+			continue
+		}
+		tried = append(tried, p)
+		f, _, err := d.open(rel)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("tensor file %s (%s of %s): %w", t.File, t.Position(), t.Entry, err)
+		}
+		f.Close()
+		t.Source, t.rel = p, rel
+		return nil
+	}
+	msg := fmt.Sprintf("tensor file %s (%s of %s) not found: looked for %s", t.File, t.Position(), t.Entry, strings.Join(tried, " and "))
+	if len(outside) > 0 {
+		msg += fmt.Sprintf("; the header's dump_data_dir %s lies outside the dump folder %s and is not followed: tensor files are copied only from inside it", strings.Join(outside, " and "), d.abs)
+	}
+	return fmt.Errorf("%s: %w", msg, os.ErrNotExist)
+}
+
+// dataDirs are the folders a tensor file may be in: dump_tensor_data next
+// to dump.json, then the header's dump_data_dir (relative to dump.json's
+// folder when it is not absolute).
+func (b *builder) dataDirs() []string {
+	dirs := []string{filepath.Join(b.dir, "dump_tensor_data")}
+	if dd := b.df.Header.DumpDataDir; dd != "" && !strings.ContainsRune(dd, 0) {
+		if !filepath.IsAbs(dd) {
+			dd = filepath.Join(b.dir, dd)
+		}
+		if filepath.Clean(dd) != filepath.Clean(dirs[0]) {
+			dirs = append(dirs, dd)
+		}
+	}
+	return dirs
+}
+
+// copyTensor copies a tensor file into the case, with at most the
+// source's permissions (and at most 0644), and checks the copy: a file
+// that repro.py could only load by unpickling code is refused, naming the
+// file in the dump.
+func (b *builder) copyTensor(ctx context.Context, d *dumpFolder, w *caseWriter, t *TensorRef) error {
+	src, info, err := d.open(t.rel)
 	if err != nil {
-		return err
+		return fmt.Errorf("tensor file %s (%s of %s): %w", t.File, t.Position(), t.Entry, err)
 	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
+	defer src.Close()
+	var refused error
+	err = w.add(t.File, info.Mode().Perm()&0o644, func(f *os.File) error {
+		if err := copyTo(ctx, f, src, t.Source); err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		refused = checkTensorFile(f, t.File)
+		return refused
+	})
+	if refused != nil {
+		return fmt.Errorf("tensor file %s (%s of %s) refused: %w; not copied", t.Source, t.Position(), t.Entry, refused)
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	return out.Close()
+	return err
 }

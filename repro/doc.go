@@ -38,6 +38,36 @@
 //
 // Nothing is ever written inside the dump.
 //
+// # What it trusts
+//
+// A dump is untrusted input: dump.json, its header and its tensor files may
+// have been made to do harm. What repro relies on, and what it checks:
+//
+//   - Paths. Tensor files are copied only from inside the dump folder given
+//     (a dump.json's folder when a file is given), opened through an
+//     os.Root of it: the header's dump_data_dir is followed only when it
+//     lies inside, a data_name counts by its base name only, and a symbolic
+//     link that leads out of the folder is refused, even one swapped in
+//     after the check. A FIFO or a device is refused without blocking.
+//   - Contents. A tensor file is a pickle, which can run code when it is
+//     loaded. repro.py loads .pt files with torch.load(weights_only=True)
+//     and .npy files with numpy.load(allow_pickle=False), and refuses (exit
+//     status 2, naming the file) what cannot be loaded so. Before copying,
+//     repro reads each file without running it (checkTensorFile): the
+//     pickle of a torch.save file, zip or legacy, may name only what a
+//     saved tensor refers to (allowedGlobal), and a .npy header only a bool
+//     or number dtype; anything else is refused. This check is the early
+//     refusal; torch's weights-only loader is the guard.
+//   - Permissions. A copy gets the source's permission bits masked by 0644:
+//     never more than the source has.
+//   - Writes. The case folder is written all or nothing (caseWriter): each
+//     file goes to a temporary file in the folder, renamed into place once
+//     every file was written; a failure or a cancelled context removes the
+//     temporary files (and the folder when the run made it).
+//
+// The strings of dump.json reach repro.py only as escaped Python literals
+// or sanitised comments, and case.json through encoding/json.
+//
 // It imports dump, internal/jsonlex, internal/safeio, internal/outguard
 // (never to write inside the dump), trace (to find the root op when none is
 // named) and verdict.

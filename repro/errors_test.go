@@ -1,6 +1,7 @@
 package repro
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -119,7 +120,7 @@ func TestReproMissingTensorFile(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, w := range []string{"tensor file Torch.sqrt.0.backward.input.0.pt (input.0 of Torch.sqrt.0.backward) not found", missing,
-		"/home/user/job/dumps/step3/rank1/dump_tensor_data/Torch.sqrt.0.backward.input.0.pt"} {
+		"the header's dump_data_dir /home/user/job/dumps/step3/rank1/dump_tensor_data lies outside the dump folder " + root + " and is not followed"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
@@ -133,23 +134,61 @@ func TestReproMissingTensorFile(t *testing.T) {
 }
 
 // TestReproDumpDataDir: when dump_tensor_data/ is not next to dump.json, the
-// files are looked for in the folder the header's dump_data_dir names.
+// files are looked for in the folder the header's dump_data_dir names, when
+// it lies inside the dump folder; outside it, never.
 func TestReproDumpDataDir(t *testing.T) {
-	root, rank := copyDump(t)
-	moved := filepath.Join(t.TempDir(), "elsewhere")
-	if err := os.Rename(filepath.Join(rank, "dump_tensor_data"), moved); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		inside bool
+	}{
+		{"inside the dump", true},
+		{"outside the dump", false},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, rank := copyDump(t)
+			moved := filepath.Join(t.TempDir(), "elsewhere")
+			if tt.inside {
+				moved = filepath.Join(root, "tensors", "rank1")
+				os.MkdirAll(filepath.Dir(moved), 0o755)
+			}
+			if err := os.Rename(filepath.Join(rank, "dump_tensor_data"), moved); err != nil {
+				t.Fatal(err)
+			}
+			setDumpDataDir(t, rank, moved)
+			out := filepath.Join(t.TempDir(), "case")
+			c, err := Write(Options{Path: root, Op: "Torch.sqrt.0.backward", Step: 3, Rank: 1, Out: out})
+			if !tt.inside {
+				if err == nil || !strings.Contains(err.Error(), "dump_data_dir "+moved+" lies outside the dump folder") || !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("error %v", err)
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("%s was created", out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Files) != 2 {
+				t.Errorf("files %v", c.Files)
+			}
+		})
+	}
+}
+
+// setDumpDataDir rewrites the dump_data_dir of the golden dump's header.
+func setDumpDataDir(t *testing.T, rank, dir string) {
+	t.Helper()
 	path := filepath.Join(rank, "dump.json")
-	b, _ := os.ReadFile(path)
-	b = []byte(strings.Replace(string(b), "/home/user/job/dumps/step3/rank1/dump_tensor_data", moved, 1))
-	os.WriteFile(path, b, 0o644)
-	c, err := Write(Options{Path: root, Op: "Torch.sqrt.0.backward", Step: 3, Rank: 1, Out: filepath.Join(t.TempDir(), "case")})
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Files) != 2 {
-		t.Errorf("files %v", c.Files)
+	q, _ := json.Marshal(dir)
+	b = []byte(strings.Replace(string(b), `"/home/user/job/dumps/step3/rank1/dump_tensor_data"`, string(q), 1))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

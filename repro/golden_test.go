@@ -7,8 +7,10 @@ import (
 	"testing"
 )
 
-// goldenDump is a hand-written tensor dump; its .pt files are placeholders
-// (these tests read the text repro writes, they do not run it).
+// goldenDump is a hand-written tensor dump; its .pt files are small tensors
+// of the recorded dtypes and shapes that testdata/make_golden_tensors.py
+// wrote with torch.save (these tests read the text repro writes, they do not
+// run it).
 const goldenDump = "testdata/golden-dump"
 
 func writeCase(t *testing.T, op string, device string) (*Case, string) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,8 +37,9 @@ type Options struct {
 	Force bool
 	// Device is repro.py's default device: cpu (""), cuda, cuda:N, npu, npu:N.
 	Device string
-	// Context bounds the analysis that finds the default op; nil means
-	// context.Background().
+	// Context bounds the analysis that finds the default op and the copy
+	// of the tensor files; nil means context.Background(). When it is
+	// cancelled, nothing of the case is left written.
 	Context context.Context
 }
 
@@ -86,7 +86,9 @@ var ErrStatisticsOnly = errors.New("the dump holds statistics only, no saved ten
 // verdict, finds the entry (and, for a backward entry, its forward entry)
 // in the rank folder's dump.json, finds the saved tensors it needs, and
 // writes them with case.json and repro.py to Options.Out. Nothing is
-// written until everything was found, and nothing ever inside the dump.
+// written until everything was found, nothing ever inside the dump, and the
+// case folder is written all or nothing. Tensor files come only from inside
+// the dump folder given and must pass checkTensorFile (see the package doc).
 func Write(opt Options) (*Case, error) {
 	device, err := checkDevice(opt.Device)
 	if err != nil {
@@ -123,7 +125,12 @@ func Write(opt Options) (*Case, error) {
 	if outguard.Inside(opt.Out, b.dir) {
 		return nil, fmt.Errorf("refusing to write %s inside the dump folder %s", opt.Out, b.dir)
 	}
-	if err := b.locate(); err != nil {
+	folder, err := openDumpFolder(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer folder.Close()
+	if err := b.locate(folder); err != nil {
 		return nil, err
 	}
 	script, err := b.script(device)
@@ -134,31 +141,55 @@ func Write(opt Options) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
-		return nil, err
-	}
-	for _, t := range b.files {
-		if err := copyFile(t.Source, filepath.Join(opt.Out, t.File)); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(opt.Out, CaseJSON), cj, 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(opt.Out, ReproPy), script, 0o755); err != nil {
+	if err := b.write(opt.context(), folder, opt.Out, cj, script); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// write writes the case folder all or nothing: the tensor files, case.json,
+// then repro.py, each through a temporary file renamed into place once all
+// were written.
+func (b *builder) write(ctx context.Context, d *dumpFolder, out string, caseJSON, script []byte) error {
+	w, err := newCaseWriter(out)
+	if err != nil {
+		return err
+	}
+	err = b.writeFiles(ctx, d, w, caseJSON, script)
+	if err == nil {
+		err = w.commit()
+	}
+	if err != nil {
+		w.abort()
+	}
+	return err
+}
+
+// writeFiles writes every file of the case to its temporary file.
+func (b *builder) writeFiles(ctx context.Context, d *dumpFolder, w *caseWriter, caseJSON, script []byte) error {
+	for _, t := range b.files {
+		if err := b.copyTensor(ctx, d, w, t); err != nil {
+			return err
+		}
+	}
+	if err := w.addBytes(CaseJSON, 0o644, caseJSON); err != nil {
+		return err
+	}
+	return w.addBytes(ReproPy, 0o755, script)
+}
+
+// context is the context of Options, context.Background() when nil.
+func (opt Options) context() context.Context {
+	if opt.Context == nil {
+		return context.Background()
+	}
+	return opt.Context
+}
+
 // fromVerdict fills in the op, step and rank that were not given from the
 // verdict's origin.
 func (c *Case) fromVerdict(opt Options, op *string) error {
-	ctx := opt.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	v, err := trace.Run(ctx, trace.Options{Path: opt.Path})
+	v, err := trace.Run(opt.context(), trace.Options{Path: opt.Path})
 	if err != nil {
 		return fmt.Errorf("find the origin to reproduce (or name it with --op, --step and --rank): %w", err)
 	}

@@ -145,7 +145,7 @@ func TestReproCannotRun(t *testing.T) {
 			output: []string{"CANNOT RUN: edit repro.py first: import the function registered as module_a.compute"}},
 	}
 	if exec.Command(python, "-c", "import torch_npu").Run() == nil {
-		runs = runs[:1:1] // torch_npu is installed: the NPU case would run (on placeholder files)
+		runs = runs[:1:1] // torch_npu is installed: the NPU case would run (on the golden dump's stand-in tensors)
 		runs = append(runs, scriptRun{name: "custom", opt: Options{Path: goldenDump, Op: "module_a.compute.0", Step: 3, Rank: 1}, entry: "module_a.compute.0.forward", code: 2,
 			output: []string{"CANNOT RUN: edit repro.py first: import the function registered as module_a.compute"}})
 	}

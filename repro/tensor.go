@@ -27,6 +27,8 @@ type TensorRef struct {
 	DataName string
 	// Source is where the file was found; File its name in the case folder.
 	Source, File string
+	// rel is Source relative to the dump folder it is copied from.
+	rel string
 	// Var is the tensor's Python variable in repro.py.
 	Var string
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +47,14 @@ name (Torch.sqrt.0.backward) or an API call without direction (Torch.sqrt.0,
 its forward). DIR must not be inside the dump, and must be empty or absent
 unless --force.
 
+A dump is untrusted input. Tensor files are copied only from inside DUMP (a
+dump_data_dir outside it is not followed, a symbolic link leading out of it
+is refused), with at most their permission bits, and only when reading them
+without loading them shows nothing but a tensor (a pickle naming anything
+else, a .npy file of objects are refused). The case folder is written all or
+nothing: a failed or interrupted run (Ctrl-C, SIGTERM, SIGHUP) leaves no
+partial file. repro.py loads with torch.load(weights_only=True).
+
   python3 DIR/repro.py [--device cpu|cuda|npu]
     exits 1 when the NaN/Inf comes back, 0 when the results are finite,
     2 when the call cannot run there.
@@ -78,7 +90,7 @@ func runRepro(cmd *cobra.Command, path string, f *reproFlags) error {
 	if err := g.Check(out("-o", f.output)); err != nil {
 		return err
 	}
-	ctx, stop := signalContext(cmd.Context())
+	ctx, stop := reproSignals(cmd.Context())
 	defer stop()
 	c, err := repro.Write(repro.Options{
 		Path: path, Op: f.op, Step: f.step, Rank: f.rank,
@@ -114,6 +126,12 @@ func runRepro(cmd *cobra.Command, path string, f *reproFlags) error {
 		fmt.Fprintf(w, "run it: python3 %s   (exit 1: the NaN/Inf comes back, 0: finite, 2: cannot run)\n", shellQuote(script))
 	}
 	return nil
+}
+
+// reproSignals is cancelled by Ctrl-C, SIGTERM and SIGHUP: repro then stops
+// copying and removes what it wrote of the case before it exits.
+func reproSignals(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // shellQuote quotes a path for a shell command line when it needs it.
