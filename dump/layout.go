@@ -284,7 +284,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		rd := filepath.Join(dir, name)
 		l.used(links[name])
 		l.addRank(mode, step, r, rd)
-		if !broken[name] && !fileExists(l.Dirs[len(l.Dirs)-1].Dump) {
+		if !broken[name] && absent(l.Dirs[len(l.Dirs)-1].Dump) {
 			l.Dirs[len(l.Dirs)-1].NoDump = true
 			noDump = append(noDump, r)
 		}
@@ -461,6 +461,13 @@ func stepOfPath(dir string) int {
 		return n
 	}
 	return 0
+}
+
+// absent reports whether nothing is at p (a folder, a device or a file
+// that cannot be read is something, and says so when it is read).
+func absent(p string) bool {
+	_, err := os.Lstat(p)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func fileExists(p string) bool {
