@@ -45,6 +45,13 @@ func splitNodes(t testing.TB, root string, n int, rng *rand.Rand) []string {
 	for i, p := range perm {
 		node[ranks[p]] = i % n // every node gets a rank
 	}
+	return copyToNodes(t, layout, node, n)
+}
+
+// copyToNodes copies each rank's folders of a dump to the node folder
+// node[rank] of n, and returns the node roots.
+func copyToNodes(t testing.TB, layout *dump.Layout, node map[int]int, n int) []string {
+	t.Helper()
 	base := filepath.Join(t.TempDir(), "nodes")
 	roots := make([]string, n)
 	for i := range roots {
@@ -135,6 +142,12 @@ func checkJoin(t *testing.T, dir string, n int, seed int64) {
 	}
 	if werr != nil {
 		return
+	}
+	// what "clean" claims first, by name: every node sent its summary
+	if got.Complete != want.Complete || fmt.Sprint(got.Unread) != fmt.Sprint(want.Unread) ||
+		fmt.Sprint(got.NotDumped) != fmt.Sprint(want.NotDumped) || len(got.MissingNodes) != 0 {
+		t.Fatalf("joined over %d nodes: complete %v, unread %+v, not dumped %v, missing nodes %+v; in one place: complete %v, unread %+v, not dumped %v",
+			len(roots), got.Complete, got.Unread, got.NotDumped, got.MissingNodes, want.Complete, want.Unread, want.NotDumped)
 	}
 	w := normalised(t, want, dir)
 	g := normalised(t, got, roots...)
