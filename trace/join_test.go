@@ -562,7 +562,7 @@ func TestSummarizeHonoursMark(t *testing.T) {
 		{"same job", []markBoard{{run: "test", job: job}}, job, []int{0, 1, 2}, "node 5", 0, 1},
 		{"another job", []markBoard{{run: "test", job: Job{ID: "990", From: "slurm"}}}, job, []int{0, 1, 2, 3, 4, 5}, "", 1, 0},
 		{"another run", []markBoard{{run: "other run", job: job}}, job, []int{0, 1, 2, 3, 4, 5}, "", 0, 1},
-		{"no shared job", []markBoard{{run: "test", job: job}}, Job{}, []int{0, 1, 2, 3, 4, 5}, "", 0, 1},
+		{"no shared job", []markBoard{{run: "test", job: job}}, Job{}, []int{0, 1, 2, 3, 4, 5}, "", 1, 0},
 		{"both", []markBoard{{run: "test", job: Job{ID: "990", From: "flag"}}, {run: "test", job: job}}, job, []int{0, 1, 2}, "node 5", 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,7 +16,9 @@ import (
 // change the verdict, and the other nodes of the same job stop after it.
 // A mark belongs to one job (Job): a mark of another job, such as one an
 // earlier job of the same run left in the folder, is never followed, and
-// is removed.
+// is removed. A job whose nodes share no id leaves and follows none, and
+// removes every mark of its run: a mark is only ever left by a job with a
+// shared id, so none of them is its own.
 type lastingMarkFile struct {
 	Run   string `json:"run"`
 	Job   string `json:"job"`
@@ -35,9 +37,9 @@ type markRef struct {
 const maxMarkBytes = 4096
 
 // markBoard is the shared folder's marks as the nodes of one job of a run
-// use them. It is off (does nothing) without a folder, and without a job
-// id the nodes share: a node could not tell a mark of its own job from one
-// an earlier job left.
+// use them. Without a folder it does nothing; without a job id the nodes
+// share, it leaves and follows no mark (a node could not tell a mark of its
+// own job from one an earlier job left) and only removes the run's marks.
 type markBoard struct {
 	dir string
 	run string
@@ -46,6 +48,9 @@ type markBoard struct {
 
 // on reports whether the board leaves and follows marks.
 func (b markBoard) on() bool { return b.dir != "" && b.job.Shared() }
+
+// ours reports whether a mark of the run is one of the job's own.
+func (b markBoard) ours(m lastingMarkFile) bool { return b.job.Shared() && m.Job == b.job.ID }
 
 // hashed is the first 12 hex digits of the SHA-256 of s.
 func hashed(s string) string {
@@ -91,7 +96,7 @@ func (b markBoard) leave(mode string, after int, n Node) {
 // an anomaly last, in this mode. Marks of the run that another job left
 // are removed on the way (their names are returned), and nothing else.
 func (b markBoard) earliest(mode string) (after int, by markRef, ok bool, removed []string) {
-	if !b.on() {
+	if b.dir == "" {
 		return 0, markRef{}, false, nil
 	}
 	ents, err := os.ReadDir(b.dir)
@@ -99,11 +104,11 @@ func (b markBoard) earliest(mode string) (after int, by markRef, ok bool, remove
 		return 0, markRef{}, false, nil
 	}
 	for _, e := range ents {
-		m, ok2 := b.read(e)
+		m, isMark := b.read(e)
 		switch {
-		case !ok2 || m.Run != b.run:
+		case !isMark || m.Run != b.run:
 			continue
-		case m.Job != b.job.ID:
+		case !b.ours(m):
 			if os.Remove(filepath.Join(b.dir, e.Name())) == nil {
 				removed = append(removed, e.Name())
 			}
