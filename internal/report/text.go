@@ -211,9 +211,17 @@ func (p *printer) origin(v *verdict.Verdict) {
 
 // clean describes the steps read before the origin step.
 func clean(v *verdict.Verdict) string {
-	var before, after []int
+	var before, partial, after []int
+	status := map[int]string{}
+	for _, st := range v.Steps {
+		status[st.Step] = st.Status
+	}
 	for _, s := range v.Scanned.Steps {
-		if s < v.Origin.Step {
+		switch {
+		case s >= v.Origin.Step:
+		case status[s] == "unread" || status[s] == "incomplete":
+			partial = append(partial, s)
+		default:
 			before = append(before, s)
 		}
 	}
@@ -221,6 +229,9 @@ func clean(v *verdict.Verdict) string {
 	var parts []string
 	if len(before) > 0 {
 		parts = append(parts, stepsWord(before)+" clean")
+	}
+	if len(partial) > 0 {
+		parts = append(parts, stepsWord(partial)+" not read whole")
 	}
 	if len(after) > 0 {
 		parts = append(parts, stepsWord(after)+" not read")
