@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,22 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 )
+
+// CheckTarget refuses, before anything is written, a summary that would
+// replace one of another run, node, dump folder or selection at
+// opt.Target (see checkTarget). The dump is read only when the target
+// holds a summary.
+func CheckTarget(opt SummaryOptions) error {
+	if opt.Target == "" || !IsSummary(opt.Target) {
+		return nil
+	}
+	sm, h, err := newSummarizer(context.Background(), opt, io.Discard)
+	if err != nil {
+		return err
+	}
+	sm.a.ahead.stop()
+	return checkTarget(opt.Target, h)
+}
 
 // checkTarget refuses to write a summary over a file that holds another
 // one: a summary of another run, node, dump folder or selection of steps

@@ -121,6 +121,9 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if err := g.Check(out("-o", outPath)); err != nil {
 		return err
 	}
+	if err := trace.CheckTarget(opt); err != nil {
+		return err
+	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	var st trace.SummaryStats
