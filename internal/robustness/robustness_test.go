@@ -169,6 +169,8 @@ func heading(class string) string {
 		return "Command line"
 	case "false clean":
 		return "Never a false clean: \"no NaN or Inf\" about what was not read"
+	case "summaries":
+		return "Across a cluster: summaries that must not say clean"
 	}
 	return class
 }
