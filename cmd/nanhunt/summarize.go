@@ -56,17 +56,20 @@ over: the command says so and writes nothing.
 With OUT a shared folder, a node that stops so leaves a mark there, and
 the other nodes of the same job stop after the same step. A mark belongs
 to one job: --job-id, else the launcher's (Slurm SLURM_JOB_ID, torchrun
---rdzv-id, MPI PMIX_NAMESPACE or Open MPI's job id). Marks of the same run
-that another job left (an earlier job with the same dump path) are removed,
-and nothing else is. Without a job id the nodes share, marks are neither
-left nor followed and every node reads all its steps; the summary records
-an id made when it started. "nanhunt trace" on the summaries tells a node
-that stopped on a mark whose anomaly the summaries do not hold: the steps
-it did not read are unread (exit status 3), never clean.
+--rdzv-id, MPI PMIX_NAMESPACE or Open MPI's job id). The marks of the run
+that another job left (an earlier job given the same --run) are removed,
+and nothing else is. Without a job id the nodes share, a node cannot tell
+its own job's marks from an earlier job's: it leaves and follows none,
+removes the run's marks it finds, and reads all its steps; the summary
+records an id made when it started. A node that stopped on a mark names
+it; when the joined summaries do not hold the anomaly it names, "nanhunt
+trace" counts the steps the node did not read as unread (exit status 3),
+never clean.
 
---nodes (or the launcher's count) lets the join name a node whose summary
-is missing: its ranks are expected and unread, and the joined verdict is
-never clean (exit status 3) or of high confidence.
+With --nodes (or the launcher's node count) the join names a node whose
+summary is missing: its ranks are expected and unread, so the joined
+verdict is never clean (exit status 3), and an origin's confidence is at
+most medium.
 
 Two phases, for the largest runs: --until-first writes no details (code
 lines, module chains, tensor rows); "nanhunt trace --detail-steps" on those
