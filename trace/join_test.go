@@ -507,20 +507,7 @@ func TestSummarizeStopsAtSharedMark(t *testing.T) {
 	}
 	roots := splitNodes(t, dir, 2, rand.New(rand.NewSource(1)))
 	shared := t.TempDir()
-	var files []string
-	var stats []SummaryStats
-	for i, r := range roots {
-		p := filepath.Join(shared, fmt.Sprintf("node%d.jsonl", i))
-		var b bytes.Buffer
-		st, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Shared: shared, Node: Node{Index: i, Count: 2}, Job: Job{ID: "7", From: "slurm"}}, &b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		files, stats = append(files, p), append(stats, st)
-	}
+	files, stats := summariseShared(t, roots, shared, Job{ID: "7", From: "slurm"})
 	if stats[0].StoppedAfter == nil || *stats[0].StoppedAfter != 3 {
 		t.Fatalf("node 0 stopped after %v, want 3", stats[0].StoppedAfter)
 	}

@@ -17,15 +17,41 @@ import (
 )
 
 // smallRun generates a dense run of four ranks and steps 0-3, with the
-// fault (nil: clean) and the given seed.
-func smallRun(t *testing.T, fault *synth.Fault) string {
+// fault (nil: clean); denseRun one of steps 0 to last.
+func smallRun(t *testing.T, fault *synth.Fault) string { return denseRun(t, 3, fault) }
+
+func denseRun(t *testing.T, last int, fault *synth.Fault) string {
 	t.Helper()
-	spec := synth.Spec{Name: "small", Ranks: 4, Steps: []int{0, 1, 2, 3}, Model: synth.Dense, Level: "L1", Fault: fault, Seed: 3}
+	var steps []int
+	for s := range last + 1 {
+		steps = append(steps, s)
+	}
+	spec := synth.Spec{Name: "small", Ranks: 4, Steps: steps, Model: synth.Dense, Level: "L1", Fault: fault, Seed: 3}
 	dir := filepath.Join(t.TempDir(), "dump")
 	if _, err := synth.Generate(spec, dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// summariseShared summarises each node root as node i of them, run "test"
+// of the job, with the marks in shared; it returns the summaries' paths
+// and what each node did.
+func summariseShared(t *testing.T, roots []string, shared string, job Job) ([]string, []SummaryStats) {
+	t.Helper()
+	var files []string
+	var stats []SummaryStats
+	for i, r := range roots {
+		var b bytes.Buffer
+		st, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Shared: shared, Node: Node{Index: i, Count: len(roots)}, Job: job}, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("node%d.jsonl", i))
+		writeTestFile(t, p, b.String())
+		files, stats = append(files, p), append(stats, st)
+	}
+	return files, stats
 }
 
 // logNegative is a NaN born on rank 1 at step 2 of smallRun.
@@ -213,12 +239,7 @@ func TestJoinMissingNodeCollectiveOrigin(t *testing.T) {
 // stops the nodes, and the join calls what they did not read unread, never
 // clean.
 func TestJoinStaleMark(t *testing.T) {
-	spec := synth.Spec{Name: "late", Ranks: 4, Steps: []int{0, 1, 2, 3, 4, 5, 6, 7}, Model: synth.Dense, Level: "L1",
-		Fault: &synth.Fault{Kind: synth.ExpOverflow, Step: 5, Ranks: []int{3}}, Seed: 1}
-	dir := filepath.Join(t.TempDir(), "dump")
-	if _, err := synth.Generate(spec, dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := denseRun(t, 7, &synth.Fault{Kind: synth.ExpOverflow, Step: 5, Ranks: []int{3}})
 	want, err := Run(context.Background(), Options{Path: dir})
 	if err != nil || want.Origin == nil || want.Origin.Step != 5 {
 		t.Fatalf("the run's verdict: %v %+v", err, want)
@@ -242,16 +263,7 @@ func TestJoinStaleMark(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			shared := t.TempDir()
 			markBoard{dir: shared, run: "test", job: c.markJob}.leave("", 2, Node{Index: 7})
-			var files []string
-			for i, r := range roots {
-				var b bytes.Buffer
-				if _, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Shared: shared, Node: Node{Index: i, Count: 2}, Job: job}, &b); err != nil {
-					t.Fatal(err)
-				}
-				p := filepath.Join(t.TempDir(), fmt.Sprintf("node%d.jsonl", i))
-				writeTestFile(t, p, b.String())
-				files = append(files, p)
-			}
+			files, _ := summariseShared(t, roots, shared, job)
 			got, err := Run(context.Background(), Options{Summaries: files})
 			if err != nil {
 				t.Fatal(err)

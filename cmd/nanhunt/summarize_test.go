@@ -40,15 +40,26 @@ func splitByRank(t *testing.T, dump, base string, n int) {
 	}
 }
 
+// synthSplit writes a catalogued scenario into DIR/dump and, with nodes
+// above 0, copies its rank folders to that many node folders under
+// DIR/nodes; it returns DIR and the dump.
+func synthSplit(t *testing.T, scenario string, nodes int) (dir, dump string) {
+	t.Helper()
+	dir = t.TempDir()
+	dump = filepath.Join(dir, "dump")
+	if _, stderr, code := runCLI(t, "synth", "--scenario", scenario, "-o", dump); code != 0 {
+		t.Fatalf("synth: %s", stderr)
+	}
+	if nodes > 0 {
+		splitByRank(t, dump, filepath.Join(dir, "nodes"), nodes)
+	}
+	return dir, dump
+}
+
 // summarize on each node folder, then trace on the folder of summaries,
 // gives the verdict of trace on the dump, and the same exit status.
 func TestSummarizeThenTrace(t *testing.T) {
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump")
-	if _, stderr, code := runCLI(t, "synth", "--scenario", "sendrecv-carrier", "-o", dump); code != 0 {
-		t.Fatalf("synth: %s", stderr)
-	}
-	splitByRank(t, dump, filepath.Join(dir, "nodes"), 3)
+	dir, dump := synthSplit(t, "sendrecv-carrier", 3)
 	sums := filepath.Join(dir, "sums") + "/"
 	for k := 0; k < 3; k++ {
 		_, stderr, code := runCLI(t, "summarize", filepath.Join(dir, "nodes", "node{node}", "dump"), "--node-index", strconv.Itoa(k), "--nodes", "3", "-o", sums)
@@ -90,11 +101,7 @@ func TestSummarizeThenTrace(t *testing.T) {
 }
 
 func TestSummarizeUsage(t *testing.T) {
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump")
-	if _, stderr, code := runCLI(t, "synth", "--scenario", "log-negative", "-o", dump); code != 0 {
-		t.Fatalf("synth: %s", stderr)
-	}
+	dir, dump := synthSplit(t, "log-negative", 0)
 	sum := filepath.Join(dir, "one.jsonl")
 	if _, stderr, code := runCLI(t, "summarize", dump, "-o", sum); code != 0 {
 		t.Fatalf("summarize: %s", stderr)
@@ -133,12 +140,7 @@ func noLauncher(t *testing.T) {
 // removed, and nothing else.
 func TestSummarizeWithoutLauncher(t *testing.T) {
 	noLauncher(t)
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump")
-	if _, stderr, code := runCLI(t, "synth", "--scenario", "log-negative", "-o", dump); code != 0 {
-		t.Fatalf("synth: %s", stderr)
-	}
-	splitByRank(t, dump, filepath.Join(dir, "nodes"), 2)
+	dir, _ := synthSplit(t, "log-negative", 2)
 	sums := filepath.Join(dir, "sums") + "/"
 	summarize := func(job string, k int) string {
 		t.Helper()
@@ -203,11 +205,7 @@ func TestSummarizeWithoutLauncher(t *testing.T) {
 // replaces its own.
 func TestSummarizeKeepsOtherSummaries(t *testing.T) {
 	noLauncher(t)
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump")
-	if _, stderr, code := runCLI(t, "synth", "--scenario", "log-negative", "-o", dump); code != 0 {
-		t.Fatalf("synth: %s", stderr)
-	}
+	dir, dump := synthSplit(t, "log-negative", 0)
 	sum := filepath.Join(dir, "sum.jsonl")
 	if _, stderr, code := runCLI(t, "summarize", dump, "--run", "a", "--node-index", "0", "-o", sum); code != 0 {
 		t.Fatalf("summarize: %s", stderr)

@@ -78,6 +78,24 @@ func summariseNodes(t *testing.T, in, nodes, sums string, n int, extra ...string
 	return out
 }
 
+// joinWithoutLast spreads the run generate writes into in/whole over count
+// node folders (nodeOf), summarises every node but the last into in/sums
+// with --nodes count, and returns the arguments of the trace of those
+// summaries, with more arguments after them.
+func joinWithoutLast(t *testing.T, in string, generate func(dir string), nodeOf map[int]int, count int, more ...string) []string {
+	t.Helper()
+	generate(filepath.Join(in, "whole"))
+	splitRun(t, filepath.Join(in, "whole"), filepath.Join(in, "nodes"), nodeOf)
+	summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), count-1, "--nodes", strconv.Itoa(count))
+	return append([]string{"trace", filepath.Join(in, "sums")}, more...)
+}
+
+// generated is a run of four ranks and steps 0-3 that synthRun writes, the
+// fault ("none": clean) at a step on a rank.
+func generated(t *testing.T, fault string, step, rank int) func(dir string) {
+	return func(dir string) { synthRun(t, dir, "0-3", fault, step, rank) }
+}
+
 // marksIn lists the hidden marks in a folder.
 func marksIn(t *testing.T, dir string) []string {
 	t.Helper()
@@ -218,10 +236,7 @@ func summaryCleanCases() []adversarialCase {
 			input:  "a clean run (4 ranks, steps 0-3), two ranks a node; node 1 of 2 sends no summary",
 			answer: "its ranks 2,3 (where node 0's lie tells them) are unread at every step; exit 3",
 			setup: func(t *testing.T, in, out string) []string {
-				synthRun(t, filepath.Join(in, "whole"), "0-3", "none", 0, 0)
-				splitRun(t, filepath.Join(in, "whole"), filepath.Join(in, "nodes"), twoByTwo)
-				summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), 1, "--nodes", "2")
-				return []string{"trace", filepath.Join(in, "sums")}
+				return joinWithoutLast(t, in, generated(t, "none", 0, 0), twoByTwo, 2)
 			},
 			exit:    exitIncomplete,
 			message: `^nanhunt: no NaN or Inf in what could be read; steps 0-3 \(ranks 2,3\) could not be read; no summary came from node 1 of 2 \(ranks 2,3\)\.`,
@@ -232,10 +247,7 @@ func summaryCleanCases() []adversarialCase {
 			input:  "the clean run on three nodes holding 2, 1 and 1 ranks; node 2 of 3 sends no summary",
 			answer: "which ranks it held cannot be told: the node is named, no step is called clean; exit 3",
 			setup: func(t *testing.T, in, out string) []string {
-				synthRun(t, filepath.Join(in, "whole"), "0-3", "none", 0, 0)
-				splitRun(t, filepath.Join(in, "whole"), filepath.Join(in, "nodes"), uneven)
-				summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), 2, "--nodes", "3")
-				return []string{"trace", filepath.Join(in, "sums"), "--format", "json"}
+				return joinWithoutLast(t, in, generated(t, "none", 0, 0), uneven, 3, "--format", "json")
 			},
 			exit: exitIncomplete, message: `"missing_nodes"`, maxTime: bound, maxRSSMiB: rss,
 			stdout: func(t *testing.T, s string) {
@@ -250,10 +262,7 @@ func summaryCleanCases() []adversarialCase {
 			input:  "a NaN born on rank 1 at step 2 (4 ranks, two a node); node 1 of 2 sends no summary",
 			answer: "the origin, with confidence medium and a reason naming ranks 2,3, which have no summary; exit 1",
 			setup: func(t *testing.T, in, out string) []string {
-				synthRun(t, filepath.Join(in, "whole"), "0-3", "log-negative", 2, 1)
-				splitRun(t, filepath.Join(in, "whole"), filepath.Join(in, "nodes"), twoByTwo)
-				summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), 1, "--nodes", "2")
-				return []string{"trace", filepath.Join(in, "sums")}
+				return joinWithoutLast(t, in, generated(t, "log-negative", 2, 1), twoByTwo, 2)
 			},
 			exit: exitAnomaly, message: `no summary from node\(s\) 1 of 2 \(ranks 2,3 of the job have no summary\): one of their ranks may have made it first`,
 			maxTime: bound, maxRSSMiB: rss,
@@ -268,10 +277,7 @@ func summaryCleanCases() []adversarialCase {
 			input:  "a float16 all_reduce that sums past 65504 on every rank (nanhunt synth allreduce-overflow) on three nodes holding 2, 1 and 1 ranks; node 2 of 3 sends no summary",
 			answer: `the collective is the origin "on every rank read", naming the node that sent none, never "on every rank"; step 1 is "not read whole", not clean; exit 1`,
 			setup: func(t *testing.T, in, out string) []string {
-				synth(t, "allreduce-overflow", filepath.Join(in, "whole"))
-				splitRun(t, filepath.Join(in, "whole"), filepath.Join(in, "nodes"), uneven)
-				summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), 2, "--nodes", "3")
-				return []string{"trace", filepath.Join(in, "sums")}
+				return joinWithoutLast(t, in, func(dir string) { synth(t, "allreduce-overflow", dir) }, uneven, 3)
 			},
 			exit: exitAnomaly, message: regexp.QuoteMeta(`received finite values on every rank read (no summary from node 2 of 3 (its ranks unknown))`),
 			maxTime: bound, maxRSSMiB: rss,
