@@ -220,6 +220,33 @@ func TestJoinMissingNode(t *testing.T) {
 	}
 }
 
+// Asked about the ranks of the nodes that sent their summaries, a join is
+// complete without the node whose ranks it can tell; not without one whose
+// ranks it cannot.
+func TestJoinMissingNodeOtherRanks(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		node     map[int]int
+		nodes    int
+		complete bool
+	}{{"ranks told", byBlocks, 2, true}, {"ranks unknown", unevenly, 3, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			layout, err := dump.Discover(smallRun(t, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := summariseNodes(t, copyToNodes(t, layout, c.node, c.nodes), false)
+			v, err := Run(context.Background(), Options{Summaries: files[:c.nodes-1], Ranks: map[int]bool{0: true, 1: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Complete != c.complete || len(v.Unread) != 0 {
+				t.Errorf("ranks 0,1: complete %v, unread %+v, missing nodes %+v; want complete %v, nothing unread", v.Complete, v.Unread, v.MissingNodes, c.complete)
+			}
+		})
+	}
+}
+
 // A collective that made the value itself, with a node missing: nothing
 // says it received finite values on every rank.
 func TestJoinMissingNodeCollectiveOrigin(t *testing.T) {

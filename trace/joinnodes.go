@@ -212,6 +212,22 @@ func layoutFits(held map[int]map[int]bool, perNode int, at func(node, i int) int
 	return true
 }
 
+// selectedMissing are the missing nodes that may hold a rank of the
+// selection (nil: all ranks): those whose ranks cannot be told, and those
+// holding a selected rank.
+func selectedMissing(nodes []verdict.MissingNode, selected map[int]bool) []verdict.MissingNode {
+	if selected == nil {
+		return nodes
+	}
+	var out []verdict.MissingNode
+	for _, n := range nodes {
+		if len(n.Ranks) == 0 || slices.ContainsFunc(n.Ranks, func(rk int) bool { return selected[rk] }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // unknownRanks reports whether a missing node's ranks cannot be told.
 func unknownRanks(nodes []verdict.MissingNode) bool {
 	return slices.ContainsFunc(nodes, func(n verdict.MissingNode) bool { return len(n.Ranks) == 0 })

@@ -216,7 +216,7 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 		job.known[d.Rank] = true
 	}
 	if a.recs != nil {
-		m.missingNodes = a.recs.missing
+		m.missingNodes = selectedMissing(a.recs.missing, a.selected)
 		job.unsummarised = a.recs.unsummarised
 		job.unknownRanks = unknownRanks(a.recs.missing)
 		for _, r := range a.recs.known {
