@@ -229,7 +229,7 @@ func newSummarizer(ctx context.Context, opt SummaryOptions, w io.Writer) (*summa
 	if len(opt.Steps) == 0 {
 		sm.marks = markBoard{dir: opt.Shared, run: opt.Run, job: opt.Job}
 	}
-	sm.st.Job, sm.st.MarksOff = opt.Job, opt.Shared != "" && !sm.marks.on()
+	sm.st.Job, sm.st.MarksOff = opt.Job, sm.marks.dir != "" && !sm.marks.on()
 	sm.cw = &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
 	sm.enc = json.NewEncoder(sm.cw)
 	return sm, sm.header(root), nil
