@@ -99,7 +99,7 @@ func (b *builder) advice() []string {
 		switch {
 		case prev != nil && prev.step == o.Step-1 && !prev.whole():
 			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it.", o.Op, o.Step, o.Step-1))
-			out = append(out, fmt.Sprintf("Step %d was dumped but %s could not be read whole: dump it again (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Step-1, ranklist.UnreadWords(prev.unread), o.Step-1))
+			out = append(out, fmt.Sprintf("Step %d was dumped but %s could not be read whole: dump it again (\"step\": [%d], \"level\": \"mix\") to see that update.", o.Step-1, b.m.notWholeWords(prev.unread), o.Step-1))
 		case prev != nil && prev.step == o.Step-1:
 			out = append(out, fmt.Sprintf("%s reads a weight that was already non-finite when step %d began: the update at the end of step %d wrote it.", o.Op, o.Step, o.Step-1))
 			out = append(out, fmt.Sprintf("Step %d was dumped and is clean: its update ran outside the hooked calls (a fused or foreach optimizer, or torch._foreach_* ops); register the optimizer's step function with register_custom_api, or compare the gradients before it with msprobe's monitor (wg_distribution).", o.Step-1))
@@ -133,14 +133,36 @@ func cleanAdvice(m *modeResult) []string {
 		out = append(out, fmt.Sprintf("Step %d's %s at %s did not last (%s): the mark of an overflow that the loss scaler skipped, or a batch that was dropped. --strict reports it as the origin.",
 			r.Step, r.Kind, r.Op, nextClean(r)))
 	}
-	if whole := wholeSteps(m); len(whole) > 0 {
+	if whole := wholeSteps(m); len(whole) > 0 && len(m.missingNodes) == 0 {
 		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(whole)))
 	}
-	if len(m.unread) > 0 {
+	files, summaries := splitBySummary(m.unread)
+	if len(files) > 0 {
 		out = append(out, fmt.Sprintf("%s could not be read whole (the warnings say why): nothing is known of them. Copy them whole, or dump those steps again, before taking this run as clean.",
-			upperFirst(ranklist.UnreadWords(m.unread))))
+			upperFirst(ranklist.UnreadWords(files))))
+	}
+	if len(summaries) > 0 {
+		out = append(out, fmt.Sprintf("%s have no summary (the warnings say why): nothing is known of them. Summarise their nodes again (every step, the same run) and join again before taking this run as clean.",
+			upperFirst(ranklist.UnreadWords(summaries))))
+	}
+	if len(m.missingNodes) > 0 {
+		out = append(out, fmt.Sprintf("No summary from %s: run nanhunt summarize there (the same run, --nodes) and join again before taking this run as clean.",
+			ranklist.MissingWords(m.missingNodes)))
 	}
 	return out
+}
+
+// splitBySummary parts unread rows into those of the dump's files and
+// those a join has no summary of (a missing node's, or not summarised).
+func splitBySummary(rows []verdict.UnreadRanks) (files, summaries []verdict.UnreadRanks) {
+	for _, u := range rows {
+		if u.Reason == "no summary" || u.Reason == "not summarised" {
+			summaries = append(summaries, u)
+		} else {
+			files = append(files, u)
+		}
+	}
+	return files, summaries
 }
 
 // wholeSteps are the steps scanned whose expected ranks were all read whole.

@@ -29,7 +29,8 @@ func (m *modeResult) verdict() *verdict.Verdict {
 			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,
 		},
 	}
-	v.Complete, v.Unread, v.NotDumped = len(m.unread) == 0, append([]verdict.UnreadRanks{}, m.unread...), sortedKeys(m.notDumped)
+	v.Complete, v.Unread, v.NotDumped = len(m.unread) == 0 && len(m.missingNodes) == 0, append([]verdict.UnreadRanks{}, m.unread...), sortedKeys(m.notDumped)
+	v.MissingNodes = m.missingNodes
 	if v.Scanned.NotScanned == nil {
 		v.Scanned.NotScanned = []int{}
 	}
@@ -451,7 +452,7 @@ func (b *builder) judge() {
 	case !o.Captured:
 		lower(1, "the origin is not in the dump: the first call that shows it already had it in its inputs")
 	case o.Collective:
-		o.Reasons = append(o.Reasons, fmt.Sprintf("%s received clean inputs on every rank and returned non-finite values: the collective itself made them (for example a float16 sum that overflows)", o.Op))
+		o.Reasons = append(o.Reasons, fmt.Sprintf("%s received clean inputs on every rank%s and returned non-finite values: the collective itself made them (for example a float16 sum that overflows)", o.Op, b.notEveryRank()))
 	default:
 		o.Reasons = append(o.Reasons, fmt.Sprintf("%s on rank %d turned inputs without %s into outputs with %s", o.Op, b.p.main, o.Kind, o.Kind))
 	}
@@ -505,16 +506,17 @@ func (b *builder) judge() {
 	for _, why := range b.m.lower {
 		lower(2, why)
 	}
-	if len(r.missing) > 0 {
-		n := len(r.missing)
-		lower(2, fmt.Sprintf("%s of step %d %s not dumped: %s may have made it first", ranklist.Name(r.missing), r.step, plural(n, "was", "were"), plural(n, "it", "one of them")))
+	// a missing node's ranks are named by the join's own reason (b.m.lower)
+	if missing := slices.DeleteFunc(slices.Clone(r.missing), func(rk int) bool { return slices.Contains(r.noSummary, rk) }); len(missing) > 0 {
+		n := len(missing)
+		lower(2, fmt.Sprintf("%s of step %d %s not dumped: %s may have made it first", ranklist.Name(missing), r.step, plural(n, "was", "were"), plural(n, "it", "one of them")))
 	}
 	if before := unreadBefore(b.m.unread, r.step); len(before) > 0 {
 		lower(2, fmt.Sprintf("%s could not be read whole: an older anomaly there cannot be ruled out", ranklist.UnreadWords(before)))
 	}
 	if b.m.undecided {
 		lower(2, fmt.Sprintf("step %d, the next dumped step, shows no anomaly in what could be read, but %s could not be read whole: whether the anomaly lasted cannot be told",
-			*b.m.checked, ranklist.UnreadWords(unreadAt(b.m.unread, *b.m.checked))))
+			*b.m.checked, b.m.notWholeWords(unreadAt(b.m.unread, *b.m.checked))))
 	}
 	if r.step > 0 && len(b.m.scanned) > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
 		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))
@@ -527,6 +529,19 @@ func (b *builder) judge() {
 	}
 	o.Confidence = [...]string{"low", "low", "medium", "high"}[level]
 	v.NextSteps = b.advice()
+}
+
+// notEveryRank qualifies "every rank" when some rank of the origin step
+// was not read: " read (ranks 6,7 were not)", or "" when every rank was.
+func (b *builder) notEveryRank() string {
+	unseen := b.r.possibleSources(nil)
+	switch {
+	case len(unseen) > 0:
+		return fmt.Sprintf(" read (%s %s not)", ranklist.Name(unseen), plural(len(unseen), "was", "were"))
+	case len(b.m.missingNodes) > 0:
+		return " read (a node sent no summary)"
+	}
+	return ""
 }
 
 // namedPairingUnsure reports whether the carrier was paired by entry name

@@ -22,7 +22,9 @@
 // the details a verdict shows of its named calls. Run with
 // Options.Summaries turns the records back into rank scans and analyses
 // them on the same code path, so the joined verdict is the one the folders
-// give in one place.
+// give in one place. The marks by which the nodes of one launch stop at the
+// same step belong to its Job; the join counts what a node did not
+// summarise, and the ranks of a node that sent no summary, as unread.
 //
 // The result is a verdict.Verdict without a plan (package plan makes it)
 // or evidence (package evidence adds it). A slow reference analyser

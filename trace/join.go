@@ -51,6 +51,18 @@ type recordSet struct {
 	known    []int            // ranks of the job that no summary holds (a missing node)
 	details  bool             // some summary holds details
 	groups   map[string][]int // process groups by key, shared by the scans of every step
+	// nodeRanks are the ranks each node index holds, by the summaries
+	// that name their node; unheaded counts the summaries damaged
+	// before their header (whose node and ranks are unknown)
+	nodeRanks map[int]map[int]bool
+	present   map[int]bool
+	unheaded  int
+	// missing are the nodes that sent no summary, or none that could be
+	// read: no verdict of the join is complete with one
+	missing []verdict.MissingNode
+	// unsummarised are the ranks of the job no summary holds when a node
+	// is missing: expected at every step, unread for want of a summary
+	unsummarised map[int]bool
 }
 
 // SummaryFiles lists the summaries named by paths: files, and the *.jsonl
@@ -100,8 +112,8 @@ func IsSummary(p string) bool {
 // short or damaged, and a node whose summary is missing, become warnings
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
-	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{}}
-	nodes := map[int]bool{}
+	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{},
+		nodeRanks: map[int]map[int]bool{}, present: map[int]bool{}}
 	count := 0
 	var first string
 	lr := &lineReader{br: bufio.NewReaderSize(nil, 64<<10)}
@@ -125,8 +137,8 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 			rs.close()
 			return nil, fmt.Errorf("%s was made with other rules than %s (fingerprints %q and %q): summarise every node with the same --rules", file, first, h.Rules, rs.rules)
 		}
-		if h.Node.Index >= 0 && h.Node.Count > 0 {
-			nodes[h.Node.Index] = true
+		if h.Node.Index >= 0 {
+			rs.present[h.Node.Index] = true
 			count = max(count, h.Node.Count)
 		}
 	}
@@ -138,7 +150,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 		rs.close()
 		return nil, fmt.Errorf("the summaries were made with other rules (fingerprint %q, these %q): rules apply where the dump is read; pass --rules to summarize", rs.rules, fp)
 	}
-	rs.missingNodes(nodes, count)
+	rs.missingNodes(count)
 	// the rank folders the headers list and the records hold, each once (the
 	// first listed), in order; those without a record are lost
 	slices.SortStableFunc(rs.dirs, func(a, b dump.RankDir) int {
@@ -168,7 +180,6 @@ func (rs *recordSet) load(file string, lr *lineReader) (*summaryHeader, error) {
 	lr.br.Reset(f)
 	var h *summaryHeader
 	var offset int64
-	var lastStep = map[int]int{} // rank: last step with a record
 	ended, dmg := false, false
 lines:
 	for line := 1; ; line++ {
@@ -209,6 +220,7 @@ lines:
 			h = l.Header
 			rs.roots[fileIdx] = h.DumpPath
 			for _, hd := range h.Dirs {
+				rs.noteRank(h.Node, hd.Rank)
 				rec := hd.record()
 				d := &rec
 				absPaths(d, h.DumpPath)
@@ -252,9 +264,10 @@ lines:
 			}
 			rs.recs[k] = recPlace{file: int32(fileIdx), offset: at, size: int32(len(b)), detailed: h.Details}
 			delete(rs.lost, k)
-			lastStep[r.Rank] = max(lastStep[r.Rank], r.Step)
+			rs.noteRank(h.Node, r.Rank)
 		case l.End != nil:
 			ended = true
+			rs.notSummarised(file, h, l.End, listed)
 		}
 		if err == io.EOF {
 			break lines
@@ -269,6 +282,7 @@ lines:
 // damaged records that a summary could be read only up to offset.
 func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why string) {
 	if h == nil {
+		rs.unheaded++
 		rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged before its header (%s): its ranks are unknown", file, offset, why))
 		rs.lower = append(rs.lower, fmt.Sprintf("the summary %s could not be read: the ranks it held are missing", filepath.Base(file)))
 		return
@@ -284,42 +298,6 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 	slices.Sort(lost)
 	lost = slices.Compact(lost)
 	rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged (%s); ranks %s are summarised only up to there", file, offset, why, dump.FormatRanges(lost)))
-}
-
-// missingNodes warns about node indices of the launcher that sent no
-// summary, and names the ranks of the job that no summary holds.
-func (rs *recordSet) missingNodes(nodes map[int]bool, count int) {
-	var absent []int
-	for i := 0; i < count; i++ {
-		if !nodes[i] {
-			absent = append(absent, i)
-		}
-	}
-	if len(absent) == 0 {
-		return
-	}
-	have := map[int]bool{}
-	job := map[int]bool{}
-	for _, d := range rs.dirs {
-		have[d.Rank] = true
-		job[d.Rank] = true
-	}
-	for x := range rs.job {
-		job[x] = true
-	}
-	var missing []int
-	for _, x := range sortedKeys(job) {
-		if !have[x] {
-			missing = append(missing, x)
-		}
-	}
-	rs.known = missing
-	what := "their ranks are unknown"
-	if len(missing) > 0 {
-		what = "ranks " + dump.FormatRanges(missing) + " of the job have no summary"
-	}
-	rs.warnings = append(rs.warnings, fmt.Sprintf("no summary from node(s) %s of %d: %s", dump.FormatRanges(absent), count, what))
-	rs.lower = append(rs.lower, fmt.Sprintf("node(s) %s of %d sent no summary (%s): one of their ranks may have made it first", dump.FormatRanges(absent), count, what))
 }
 
 // rankDirOf is the rank folder of a record whose paths are absolute, as
@@ -356,7 +334,7 @@ func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankSca
 			if why == "" {
 				why = "not in any summary"
 			}
-			s.openErr = errRecord("no summary of it: " + why)
+			s.openErr = errNotSummarised("no summary of it: " + why)
 			s.local = &local{}
 			out[d.Rank] = s
 			continue

@@ -45,6 +45,13 @@ func splitNodes(t testing.TB, root string, n int, rng *rand.Rand) []string {
 	for i, p := range perm {
 		node[ranks[p]] = i % n // every node gets a rank
 	}
+	return copyToNodes(t, layout, node, n)
+}
+
+// copyToNodes copies each rank's folders of a dump to the node folder
+// node[rank] of n, and returns the node roots.
+func copyToNodes(t testing.TB, layout *dump.Layout, node map[int]int, n int) []string {
+	t.Helper()
 	base := filepath.Join(t.TempDir(), "nodes")
 	roots := make([]string, n)
 	for i := range roots {
@@ -135,6 +142,12 @@ func checkJoin(t *testing.T, dir string, n int, seed int64) {
 	}
 	if werr != nil {
 		return
+	}
+	// what "clean" claims first, by name: every node sent its summary
+	if got.Complete != want.Complete || fmt.Sprint(got.Unread) != fmt.Sprint(want.Unread) ||
+		fmt.Sprint(got.NotDumped) != fmt.Sprint(want.NotDumped) || len(got.MissingNodes) != 0 {
+		t.Fatalf("joined over %d nodes: complete %v, unread %+v, not dumped %v, missing nodes %+v; in one place: complete %v, unread %+v, not dumped %v",
+			len(roots), got.Complete, got.Unread, got.NotDumped, got.MissingNodes, want.Complete, want.Unread, want.NotDumped)
 	}
 	w := normalised(t, want, dir)
 	g := normalised(t, got, roots...)
@@ -427,21 +440,29 @@ func TestNodeFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
 		want Node
-		job  string
+		job  Job
 	}{
-		{map[string]string{"TORCHELASTIC_RUN_ID": "none", "GROUP_RANK": "3", "GROUP_WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "1", "RANK": "3", "WORLD_SIZE": "16"}, Node{Index: 3, Count: 16, Launcher: "torchrun"}, ""},
-		{map[string]string{"TORCHELASTIC_RUN_ID": "j7", "GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "4", "RANK": "2", "WORLD_SIZE": "4"}, Node{Index: 2, Count: 4, Launcher: "torchrun"}, "j7"},
-		{map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_JOB_ID": "991"}, Node{Index: 5, Count: 8, Launcher: "slurm"}, "991"},
-		{map[string]string{"JOB_COMPLETION_INDEX": "7"}, Node{Index: 7, Launcher: "kubernetes"}, ""},
-		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, ""},
-		{map[string]string{"PMI_RANK": "4", "PMI_SIZE": "6"}, Node{Index: 4, Count: 6, Launcher: "mpi"}, ""},
-		{map[string]string{"SLURM_PROCID": "x"}, Node{Index: -1}, ""},
-		{map[string]string{}, Node{Index: -1}, ""},
+		{map[string]string{"TORCHELASTIC_RUN_ID": "none", "GROUP_RANK": "3", "GROUP_WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "1", "RANK": "3", "WORLD_SIZE": "16"}, Node{Index: 3, Count: 16, Launcher: "torchrun"}, Job{}},
+		{map[string]string{"TORCHELASTIC_RUN_ID": "j7", "GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "4", "RANK": "2", "WORLD_SIZE": "4"}, Node{Index: 2, Count: 4, Launcher: "torchrun"}, Job{ID: "j7", From: "torchrun"}},
+		{map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_JOB_ID": "991"}, Node{Index: 5, Count: 8, Launcher: "slurm"}, Job{ID: "991", From: "slurm"}},
+		{map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_JOBID": "17"}, Node{Index: 1, Count: 2, Launcher: "slurm"}, Job{ID: "17", From: "slurm"}},
+		{map[string]string{"JOB_COMPLETION_INDEX": "7"}, Node{Index: 7, Launcher: "kubernetes"}, Job{}},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_MCA_orte_ess_jobid": "3190358017"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, Job{ID: "3190358017", From: "mpi"}},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "PMIX_NAMESPACE": "prterun-h-4242@1", "OMPI_MCA_orte_ess_jobid": "x"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, Job{ID: "prterun-h-4242@1", From: "mpi"}},
+		{map[string]string{"PMI_RANK": "4", "PMI_SIZE": "6"}, Node{Index: 4, Count: 6, Launcher: "mpi"}, Job{}},
+		{map[string]string{"SLURM_PROCID": "x", "SLURM_JOB_ID": "5"}, Node{Index: -1}, Job{}},
+		{map[string]string{}, Node{Index: -1}, Job{}},
 	} {
 		n, job := NodeFromEnv(func(k string) string { return c.env[k] })
 		if n != c.want || job != c.job {
-			t.Errorf("%v: got %+v %q, want %+v %q", c.env, n, job, c.want, c.job)
+			t.Errorf("%v: got %+v %+v, want %+v %+v", c.env, n, job, c.want, c.job)
 		}
+		if job.Shared() != (c.job.ID != "") {
+			t.Errorf("%v: job %+v shared %v", c.env, job, job.Shared())
+		}
+	}
+	if m := MadeJob(); m.Shared() || len(m.ID) != 16 || m == MadeJob() {
+		t.Errorf("made job %+v: want 16 hex digits of its own, not shared", m)
 	}
 }
 
@@ -486,20 +507,7 @@ func TestSummarizeStopsAtSharedMark(t *testing.T) {
 	}
 	roots := splitNodes(t, dir, 2, rand.New(rand.NewSource(1)))
 	shared := t.TempDir()
-	var files []string
-	var stats []SummaryStats
-	for i, r := range roots {
-		p := filepath.Join(shared, fmt.Sprintf("node%d.jsonl", i))
-		var b bytes.Buffer
-		st, err := Summarize(context.Background(), SummaryOptions{Path: r, Run: "test", Shared: shared, Node: Node{Index: i, Count: 2}}, &b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		files, stats = append(files, p), append(stats, st)
-	}
+	files, stats := summariseShared(t, roots, shared, Job{ID: "7", From: "slurm"})
 	if stats[0].StoppedAfter == nil || *stats[0].StoppedAfter != 3 {
 		t.Fatalf("node 0 stopped after %v, want 3", stats[0].StoppedAfter)
 	}
@@ -519,24 +527,60 @@ func TestSummarizeStopsAtSharedMark(t *testing.T) {
 	}
 }
 
-// A mark of another node bounds what a node reads, even when its own
-// ranks show nothing (a mark left by a node of the same run).
+// A mark of another node of the same job bounds what a node reads, even
+// when its own ranks show nothing; a mark of the same run that another job
+// left is not followed and is removed, and nothing else is.
 func TestSummarizeHonoursMark(t *testing.T) {
 	spec := synth.Spec{Name: "clean", Ranks: 2, Steps: []int{0, 1, 2, 3, 4, 5}, Model: synth.Dense, Level: "L1", Seed: 1}
 	dir := filepath.Join(t.TempDir(), "dump")
 	if _, err := synth.Generate(spec, dir); err != nil {
 		t.Fatal(err)
 	}
-	shared := t.TempDir()
-	markLasting(shared, "test", "", 2, Node{Index: 5})
-	markLasting(shared, "other run", "", 0, Node{Index: 6}) // another run's mark does not count
-	var b bytes.Buffer
-	st, err := Summarize(context.Background(), SummaryOptions{Path: dir, Run: "test", Shared: shared, Node: Node{Index: 0}}, &b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalInts(st.Steps, []int{0, 1, 2}) || st.StoppedAfter == nil || !strings.Contains(st.Why, "node 5") {
-		t.Errorf("read steps %v, stopped after %v (%s): want 0-2, stopped by node 5", st.Steps, st.StoppedAfter, st.Why)
+	job := Job{ID: "991", From: "slurm"}
+	for _, c := range []struct {
+		name       string
+		marks      []markBoard // who left marks, each after step 2
+		own        Job
+		steps      []int
+		stoppedBy  string
+		removed    int
+		marksAfter int
+	}{
+		{"same job", []markBoard{{run: "test", job: job}}, job, []int{0, 1, 2}, "node 5", 0, 1},
+		{"another job", []markBoard{{run: "test", job: Job{ID: "990", From: "slurm"}}}, job, []int{0, 1, 2, 3, 4, 5}, "", 1, 0},
+		{"another run", []markBoard{{run: "other run", job: job}}, job, []int{0, 1, 2, 3, 4, 5}, "", 0, 1},
+		{"no shared job", []markBoard{{run: "test", job: job}}, Job{}, []int{0, 1, 2, 3, 4, 5}, "", 1, 0},
+		{"both", []markBoard{{run: "test", job: Job{ID: "990", From: "flag"}}, {run: "test", job: job}}, job, []int{0, 1, 2}, "node 5", 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shared := t.TempDir()
+			other := filepath.Join(shared, ".nanhunt-lasting-not-a-mark")
+			if err := os.WriteFile(other, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range c.marks {
+				m.dir = shared
+				m.leave("", 2, Node{Index: 5})
+			}
+			var b bytes.Buffer
+			st, err := Summarize(context.Background(), SummaryOptions{Path: dir, Run: "test", Shared: shared, Node: Node{Index: 0}, Job: c.own}, &b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalInts(st.Steps, c.steps) || (c.stoppedBy == "") != (st.StoppedAfter == nil) || !strings.Contains(st.Why, c.stoppedBy) {
+				t.Errorf("read steps %v, stopped after %v (%s): want %v, stopped by %q", st.Steps, st.StoppedAfter, st.Why, c.steps, c.stoppedBy)
+			}
+			marks, _ := filepath.Glob(filepath.Join(shared, ".nanhunt-lasting-*.json"))
+			if len(st.RemovedMarks) != c.removed || len(marks) != c.marksAfter {
+				t.Errorf("removed %v, left %v: want %d removed, %d left", st.RemovedMarks, marks, c.removed, c.marksAfter)
+			}
+			if _, err := os.Stat(other); err != nil {
+				t.Errorf("a file that is no mark was removed: %v", err)
+			}
+			if st.MarksOff != !c.own.Shared() || (!c.own.Shared() && st.Job.From != JobMade) {
+				t.Errorf("marks off %v, job %+v, for own job %+v", st.MarksOff, st.Job, c.own)
+			}
+		})
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 //	            PMI_SIZE, PMIX_RANK
 //
 // Index is -1 when no launcher is found. Job is the launcher's job id when
-// it sets one.
-func NodeFromEnv(getenv func(string) string) (n Node, job string) {
+// it sets one (launcherJob), else the zero Job.
+func NodeFromEnv(getenv func(string) string) (n Node, job Job) {
 	num := func(k string) (int, bool) {
 		v, err := strconv.Atoi(strings.TrimSpace(getenv(k)))
 		return v, err == nil && v >= 0
@@ -42,7 +42,6 @@ func NodeFromEnv(getenv func(string) string) (n Node, job string) {
 		if !pair("slurm", "SLURM_PROCID", "SLURM_NTASKS") {
 			pair("slurm", "SLURM_NODEID", "SLURM_NNODES")
 		}
-		job = getenv("SLURM_JOB_ID")
 	case getenv("JOB_COMPLETION_INDEX") != "":
 		pair("kubernetes", "JOB_COMPLETION_INDEX", "")
 	case getenv("OMPI_COMM_WORLD_RANK") != "":
@@ -52,10 +51,5 @@ func NodeFromEnv(getenv func(string) string) (n Node, job string) {
 	case getenv("PMIX_RANK") != "":
 		pair("mpi", "PMIX_RANK", "")
 	}
-	if n.Launcher == "torchrun" {
-		if id := getenv("TORCHELASTIC_RUN_ID"); id != "" && id != "none" {
-			job = id
-		}
-	}
-	return n, job
+	return n, launcherJob(n.Launcher, getenv)
 }

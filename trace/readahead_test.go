@@ -113,7 +113,7 @@ func TestReadAheadKeepsTheSummary(t *testing.T) {
 	dir := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "mix")
 	var out [2]bytes.Buffer
 	for i, jobs := range []int{1, 16} {
-		if _, err := Summarize(context.Background(), SummaryOptions{Path: dir, Jobs: jobs, Run: "r"}, &out[i]); err != nil {
+		if _, err := Summarize(context.Background(), SummaryOptions{Path: dir, Jobs: jobs, Run: "r", Job: Job{ID: "j", From: "flag"}}, &out[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/nanhunt/nanhunt/verdict"
@@ -8,10 +9,14 @@ import (
 
 // roster is what is known of the job's ranks before a step is read (README
 // "How it decides", 9): the ranks with a folder at some analysed step, and
-// the ranks the analysis was restricted to (nil: all).
+// the ranks the analysis was restricted to (nil: all). In a join with a
+// node missing, unsummarised are the known ranks no summary holds, and
+// unknownRanks is set when a missing node's ranks cannot be told.
 type roster struct {
-	known    map[int]bool
-	selected map[int]bool
+	known        map[int]bool
+	selected     map[int]bool
+	unsummarised map[int]bool
+	unknownRanks bool
 	// empty are the step folders with no rank folder that can be read:
 	// true when the folder itself could not be listed
 	empty map[int]bool
@@ -61,20 +66,28 @@ func (ro roster) ranksAt(scans map[int]*rankScan) []int {
 const maxFilledRank = 1 << 17
 
 // unreadList lists the step's expected ranks that were not read whole, by
-// reason: without a folder here, unreadable, damaged.
+// reason: without a folder here, unreadable, damaged; in a join also
+// without a summary (a missing node's) and not summarised (listed by a
+// summary that holds no record of it).
 func (r *stepResult) unreadList() []verdict.UnreadRanks {
-	var unreadable, damaged []int
+	var unreadable, damaged, unsummarised []int
 	for _, rank := range r.ranks {
+		var lost errNotSummarised
 		switch s := r.scans[rank]; {
+		case errors.As(s.openErr, &lost):
+			unsummarised = append(unsummarised, rank)
 		case s.unread():
 			unreadable = append(unreadable, rank)
 		case s.damage != nil:
 			damaged = append(damaged, rank)
 		}
 	}
+	noFolder := slices.DeleteFunc(slices.Clone(r.absent), func(rk int) bool { return slices.Contains(r.noSummary, rk) })
 	var out []verdict.UnreadRanks
 	for _, u := range []verdict.UnreadRanks{
-		{Step: r.step, Ranks: r.absent, Reason: r.absentWhy},
+		{Step: r.step, Ranks: noFolder, Reason: r.absentWhy},
+		{Step: r.step, Ranks: r.noSummary, Reason: "no summary"},
+		{Step: r.step, Ranks: unsummarised, Reason: "not summarised"},
 		{Step: r.step, Ranks: unreadable, Reason: "unreadable"},
 		{Step: r.step, Ranks: damaged, Reason: "damaged"},
 	} {

@@ -211,6 +211,9 @@ type modeResult struct {
 	// that were not read whole; notDumped the job's ranks no step holds
 	unread    []verdict.UnreadRanks
 	notDumped map[int]bool
+	// missingNodes are a join's nodes without a summary that could be
+	// read: their ranks were expected, so the verdict is not complete
+	missingNodes []verdict.MissingNode
 	// undecided: the checked step showed no anomaly but was not read
 	// whole, so whether the anomaly lasted cannot be told
 	undecided bool
@@ -251,8 +254,13 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 		job.known[d.Rank] = true
 	}
 	if a.recs != nil {
+		m.missingNodes = selectedMissing(a.recs.missing, a.selected)
+		job.unsummarised = a.recs.unsummarised
+		job.unknownRanks = unknownRanks(a.recs.missing)
 		for _, r := range a.recs.known {
-			job.known[r] = true
+			if a.selected == nil || a.selected[r] {
+				job.known[r] = true
+			}
 		}
 	}
 	sr := &stepReader{a: a, m: m, job: job, byStep: byStep}

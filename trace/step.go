@@ -42,7 +42,11 @@ type stepResult struct {
 	missing     []int  // ranks of the job without a folder for the step (absent and notDumped)
 	absent      []int  // ranks with a folder at another analysed step, not at this one: unread here
 	absentWhy   string // why: no folder, or the step folder could not be listed
-	notDumped   []int  // ranks of the job with a folder at no analysed step
+	noSummary   []int  // the absent ranks that are a missing node's (a join): no summary holds them
+	// unknownRanks: a missing node's ranks cannot be told (a join), so the
+	// step is not read whole whatever its unread rows say
+	unknownRanks bool
+	notDumped    []int // ranks of the job with a folder at no analysed step
 	// unread are the expected rank-steps not read whole (README "How it
 	// decides", 9), by reason; none when the step was read whole.
 	unread []verdict.UnreadRanks
@@ -53,11 +57,11 @@ type stepResult struct {
 // tens of megabytes of scans; the clean step before the anomalous one
 // must not double that.
 func (r *stepResult) slim() *stepResult {
-	return &stepResult{step: r.step, mode: r.mode, ranks: r.ranks, unread: r.unread}
+	return &stepResult{step: r.step, mode: r.mode, ranks: r.ranks, unread: r.unread, unknownRanks: r.unknownRanks}
 }
 
 // whole reports whether every expected rank of the step was read whole.
-func (r *stepResult) whole() bool { return len(r.unread) == 0 }
+func (r *stepResult) whole() bool { return len(r.unread) == 0 && !r.unknownRanks }
 
 // status is the step's status when it holds no anomaly: clean only when
 // it was read whole.
@@ -73,7 +77,7 @@ func (r *stepResult) cleanStatus() string {
 
 // analyseStep puts the ranks of one step together.
 func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *stepResult {
-	r := &stepResult{step: step, mode: mode, scans: scans, locals: map[int]*local{}}
+	r := &stepResult{step: step, mode: mode, scans: scans, locals: map[int]*local{}, unknownRanks: job.unknownRanks}
 	for rank := range scans {
 		r.ranks = append(r.ranks, rank)
 	}
@@ -99,6 +103,9 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 		r.missing = append(r.missing, rk)
 		if job.known[rk] {
 			r.absent = append(r.absent, rk)
+			if job.unsummarised[rk] {
+				r.noSummary = append(r.noSummary, rk)
+			}
 		} else {
 			r.notDumped = append(r.notDumped, rk)
 		}

@@ -8,13 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -55,9 +53,18 @@ type SummaryOptions struct {
 	UntilFirst bool
 	// Shared, when set, is a folder the summarising processes of the run
 	// share (the one they write to). A process that sees an anomaly last
-	// leaves a mark there, and the others stop after the step it names:
-	// no later step can change the verdict, whichever node reads it.
+	// leaves a mark there, and the others of the same Job stop after the
+	// step it names: no later step can change the verdict, whichever node
+	// reads it. Marks of the run that another job left are removed.
 	Shared string
+	// Target, when set, is the file the summary is written to: when it
+	// holds a summary of another run, node, dump folder or selection,
+	// Summarize writes nothing and says so.
+	Target string
+	// Job is the launch this process belongs to. Marks are left and
+	// followed only when its id is shared by the nodes (Job.Shared); an
+	// empty Job is replaced by one made here (MadeJob), which leaves none.
+	Job Job
 }
 
 // SummaryStats is what Summarize did.
@@ -71,6 +78,14 @@ type SummaryStats struct {
 	// was seen): nil when every step was read.
 	StoppedAfter *int
 	Why          string // why it stopped there
+	// Job is the job the summary records; MarksOff is set when a shared
+	// folder was given but marks were neither left nor followed, for want
+	// of a job id the nodes share.
+	Job      Job
+	MarksOff bool
+	// RemovedMarks are the marks of the run another job left in the
+	// shared folder, which were removed.
+	RemovedMarks []string
 }
 
 // summaryHeader is the first line of a summary.
@@ -79,6 +94,7 @@ type summaryHeader struct {
 	Run      string       `json:"run"`
 	DumpPath string       `json:"dump_path"` // the dump root on the node
 	Node     Node         `json:"node"`
+	Job      Job          `json:"job"`
 	Rules    string       `json:"rules"` // fingerprint of the user's rules ("" none)
 	Details  bool         `json:"details"`
 	Steps    []int        `json:"steps"`           // the steps asked for (nil all)
@@ -107,10 +123,14 @@ func (d summaryDir) record() record {
 	return r
 }
 
+// summaryEnd is the last line of a summary. A node that read no step after
+// StoppedAfter says why; Mark names the mark of another node of the job
+// that stopped it (nil: its own ranks showed an anomaly that lasts).
 type summaryEnd struct {
-	Records      int    `json:"records"`
-	StoppedAfter *int   `json:"stopped_after,omitempty"`
-	Why          string `json:"why,omitempty"`
+	Records      int      `json:"records"`
+	StoppedAfter *int     `json:"stopped_after,omitempty"`
+	Why          string   `json:"why,omitempty"`
+	Mark         *markRef `json:"mark,omitempty"`
 }
 
 type summaryLine struct {
@@ -135,117 +155,177 @@ func RulesFingerprint(rules []policy.Rule) string {
 // order and stops after the next dumped step of the first anomaly that
 // lasts into it: no later step can change the verdict.
 func Summarize(ctx context.Context, opt SummaryOptions, w io.Writer) (SummaryStats, error) {
-	var st SummaryStats
+	sm, h, err := newSummarizer(ctx, opt, w)
+	if err != nil {
+		return SummaryStats{}, err
+	}
+	if err := checkTarget(opt.Target, h); err != nil {
+		return SummaryStats{}, err
+	}
+	defer sm.a.ahead.stop()
+	if err := sm.enc.Encode(summaryLine{Header: h}); err != nil {
+		return sm.st, err
+	}
+	for _, mode := range sm.layout.Modes() {
+		if err := sm.mode(mode); err != nil {
+			return sm.st, err
+		}
+	}
+	sm.end.Records = sm.st.Records
+	if err := sm.enc.Encode(summaryLine{End: &sm.end}); err != nil {
+		return sm.st, err
+	}
+	if err := sm.cw.w.(*bufio.Writer).Flush(); err != nil {
+		return sm.st, err
+	}
+	st := sm.st
+	st.Steps, st.Written, st.StoppedAfter, st.Why = sortedKeys(sm.steps), sm.cw.n, sm.end.StoppedAfter, sm.end.Why
+	return st, nil
+}
+
+// summarizer writes one summary.
+type summarizer struct {
+	opt    SummaryOptions
+	layout *dump.Layout
+	dirs   []dump.RankDir
+	rel    func(string) string
+	a      *analysis
+	marks  markBoard
+	cw     *countWriter
+	enc    *json.Encoder
+	end    summaryEnd
+	steps  map[int]bool
+	st     SummaryStats
+}
+
+// newSummarizer reads the layout under opt.Path and makes the header of
+// its summary.
+func newSummarizer(ctx context.Context, opt SummaryOptions, w io.Writer) (*summarizer, *summaryHeader, error) {
 	layout, err := dump.Discover(opt.Path)
 	if err != nil {
-		return st, err
+		return nil, nil, err
 	}
 	pol, err := policy.New(opt.Rules)
 	if err != nil {
-		return st, err
+		return nil, nil, err
 	}
 	root, err := filepath.Abs(layout.Root)
 	if err != nil {
-		return st, fmt.Errorf("%s: %w", layout.Root, err)
+		return nil, nil, fmt.Errorf("%s: %w", layout.Root, err)
 	}
-	rel := relTo(root)
-	run := opt.Run
-	if run == "" {
-		run = root
+	if opt.Run == "" {
+		opt.Run = root
 	}
-	dirs := layout.Select(opt.Steps, opt.Ranks)
-	h := summaryHeader{Schema: SummarySchema, Run: run, DumpPath: root, Node: opt.Node, Rules: RulesFingerprint(opt.Rules),
-		Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []summaryDir{}}
-	for _, n := range layout.Notes {
-		h.Notes = append(h.Notes, dump.Note{Dir: rel(n.Dir), Text: n.Text})
-	}
-	for _, d := range dirs {
-		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: rel(d.Dir), Stack: d.Stack != "", Construct: d.Construct != ""})
-	}
-	cw := &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	enc := json.NewEncoder(cw)
-	if err := enc.Encode(summaryLine{Header: &h}); err != nil {
-		return st, err
+	if opt.Job.ID == "" {
+		opt.Job = MadeJob()
 	}
 	jobs := opt.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	a := &analysis{ctx: ctx, pol: pol, jobs: jobs}
-	defer a.ahead.stop()
-	end := summaryEnd{}
-	steps := map[int]bool{}
-	for _, mode := range layout.Modes() {
-		byStep := map[int][]dump.RankDir{}
-		var order []int
-		for _, d := range dirs {
-			if d.Mode != mode {
-				continue
-			}
-			if byStep[d.Step] == nil {
-				order = append(order, d.Step)
-			}
-			byStep[d.Step] = append(byStep[d.Step], d)
+	sm := &summarizer{opt: opt, layout: layout, dirs: layout.Select(opt.Steps, opt.Ranks), rel: relTo(root),
+		a: &analysis{ctx: ctx, pol: pol, jobs: jobs}, steps: map[int]bool{}}
+	// marks bound a full read only: a second pass (Steps) reads what it is given
+	if len(opt.Steps) == 0 {
+		sm.marks = markBoard{dir: opt.Shared, run: opt.Run, job: opt.Job}
+	}
+	sm.st.Job, sm.st.MarksOff = opt.Job, sm.marks.dir != "" && !sm.marks.on()
+	sm.cw = &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	sm.enc = json.NewEncoder(sm.cw)
+	return sm, sm.header(root), nil
+}
+
+// header is the summary's first line.
+func (sm *summarizer) header(root string) *summaryHeader {
+	opt := sm.opt
+	h := &summaryHeader{Schema: SummarySchema, Run: opt.Run, DumpPath: root, Node: opt.Node, Job: opt.Job,
+		Rules: RulesFingerprint(opt.Rules), Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []summaryDir{}}
+	for _, n := range sm.layout.Notes {
+		h.Notes = append(h.Notes, dump.Note{Dir: sm.rel(n.Dir), Text: n.Text})
+	}
+	for _, d := range sm.dirs {
+		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: sm.rel(d.Dir), Stack: d.Stack != "", Construct: d.Construct != ""})
+	}
+	return h
+}
+
+// mode summarises the steps of one execution mode in order, until an
+// anomaly lasts (its own, or another node's by a mark of the job).
+func (sm *summarizer) mode(mode string) error {
+	byStep := map[int][]dump.RankDir{}
+	var order []int
+	for _, d := range sm.dirs {
+		if d.Mode != mode {
+			continue
 		}
-		sort.Ints(order)
-		prevAnomalous := false
-		for k, step := range order {
-			if len(opt.Steps) == 0 {
-				if after, who, ok := lastingMark(opt.Shared, run, mode); ok && step > after {
-					a := after
-					end.StoppedAfter, end.Why = &a, fmt.Sprintf("%s saw an anomaly last into step %d: no later step can change the verdict", who, after)
-					break
-				}
-			}
-			var next []dump.RankDir
-			if k+1 < len(order) {
-				next = byStep[order[k+1]]
-			}
-			scans, err := a.scanStep(byStep[step], scanAll, next)
-			if err != nil {
-				return st, err
-			}
-			anomalous := false
-			for _, rank := range sortedKeys(scans) {
-				s := scans[rank]
-				if s.local != nil && s.local.first != nil {
-					anomalous = true
-					if !opt.UntilFirst {
-						s.det = readDetails(s)
-						measure(s)
-					}
-				}
-				rec := s.toRecord(rel)
-				if err := enc.Encode(summaryLine{Record: &rec}); err != nil {
-					return st, err
-				}
-				st.Records++
-				st.DumpBytes += s.bytes
-			}
-			steps[step] = true
-			if prevAnomalous && anomalous && len(opt.Steps) == 0 {
-				// an anomaly that lasts: the verdict's step is this one
-				// or an earlier one, and nothing after it is read
-				s := step
-				if end.StoppedAfter == nil || s > *end.StoppedAfter {
-					end.StoppedAfter = &s
-				}
-				end.Why = "an anomaly lasted into this step: no later step can change the verdict"
-				markLasting(opt.Shared, run, mode, step, opt.Node)
-				break
-			}
-			prevAnomalous = anomalous
+		if byStep[d.Step] == nil {
+			order = append(order, d.Step)
 		}
+		byStep[d.Step] = append(byStep[d.Step], d)
 	}
-	end.Records = st.Records
-	if err := enc.Encode(summaryLine{End: &end}); err != nil {
-		return st, err
+	sort.Ints(order)
+	prevAnomalous := false
+	for k, step := range order {
+		after, by, marked, removed := sm.marks.earliest(mode)
+		sm.st.RemovedMarks = append(sm.st.RemovedMarks, removed...)
+		if marked && step > after {
+			sm.stop(after, fmt.Sprintf("%s saw an anomaly last into step %d (a mark of job %s): no later step can change the verdict", by.Node, after, by.Job), &by)
+			return nil
+		}
+		var next []dump.RankDir
+		if k+1 < len(order) {
+			next = byStep[order[k+1]]
+		}
+		anomalous, err := sm.step(byStep[step], next)
+		if err != nil {
+			return err
+		}
+		sm.steps[step] = true
+		if prevAnomalous && anomalous && len(sm.opt.Steps) == 0 {
+			// an anomaly that lasts: the verdict's step is this one or an
+			// earlier one, and nothing after it is read
+			sm.stop(step, "an anomaly lasted into this step: no later step can change the verdict", nil)
+			sm.marks.leave(mode, step, sm.opt.Node)
+			return nil
+		}
+		prevAnomalous = anomalous
 	}
-	if err := cw.w.(*bufio.Writer).Flush(); err != nil {
-		return st, err
+	return nil
+}
+
+// stop notes that the node read no step after this one, and why; over
+// several modes the last such step counts.
+func (sm *summarizer) stop(after int, why string, by *markRef) {
+	if sm.end.StoppedAfter == nil || after > *sm.end.StoppedAfter {
+		sm.end.StoppedAfter, sm.end.Why, sm.end.Mark = &after, why, by
 	}
-	st.Steps, st.Written, st.StoppedAfter, st.Why = sortedKeys(steps), cw.n, end.StoppedAfter, end.Why
-	return st, nil
+}
+
+// step summarises the rank folders of one step (next are those of the step
+// read after it, to read ahead) and reports whether a rank holds an anomaly.
+func (sm *summarizer) step(dirs, next []dump.RankDir) (bool, error) {
+	scans, err := sm.a.scanStep(dirs, scanAll, next)
+	if err != nil {
+		return false, err
+	}
+	anomalous := false
+	for _, rank := range sortedKeys(scans) {
+		s := scans[rank]
+		if s.local != nil && s.local.first != nil {
+			anomalous = true
+			if !sm.opt.UntilFirst {
+				s.det = readDetails(s)
+				measure(s)
+			}
+		}
+		rec := s.toRecord(sm.rel)
+		if err := sm.enc.Encode(summaryLine{Record: &rec}); err != nil {
+			return false, err
+		}
+		sm.st.Records++
+		sm.st.DumpBytes += s.bytes
+	}
+	return anomalous, nil
 }
 
 // relTo makes paths relative to root ("" stays "").
@@ -311,74 +391,4 @@ func measure(s *rankScan) {
 		}
 	}
 	s.det.Sizes = sizes
-}
-
-// lastingMark is a mark of the run is a small file in the shared folder:
-// .nanhunt-lasting-<run>-<node>, holding the mode and the step after which
-// no step can change the verdict.
-type lastingMarkFile struct {
-	Run   string `json:"run"`
-	Mode  string `json:"mode"`
-	After int    `json:"after"`
-	Node  string `json:"node"`
-}
-
-func markPrefix(run string) string {
-	h := sha256.Sum256([]byte(run))
-	return ".nanhunt-lasting-" + hex.EncodeToString(h[:6]) + "-"
-}
-
-// markLasting leaves the mark of a lasting anomaly for the other nodes;
-// a mark that cannot be written only costs them the steps after it.
-func markLasting(dir, run, mode string, after int, n Node) {
-	if dir == "" {
-		return
-	}
-	who := n.Host
-	if n.Index >= 0 {
-		who = "node " + strconv.Itoa(n.Index)
-	}
-	b, _ := json.Marshal(lastingMarkFile{Run: run, Mode: mode, After: after, Node: who})
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(who)
-	f, err := os.CreateTemp(dir, ".tmp-mark-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		os.Remove(f.Name())
-		return
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, markPrefix(run)+name+".json")); err != nil {
-		os.Remove(f.Name())
-	}
-}
-
-// lastingMark is the earliest step after which another node of the run
-// saw an anomaly last, in this mode.
-func lastingMark(dir, run, mode string) (after int, who string, ok bool) {
-	if dir == "" {
-		return 0, "", false
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, "", false
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), markPrefix(run)) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil || len(b) > 4096 {
-			continue
-		}
-		var m lastingMarkFile
-		if json.Unmarshal(b, &m) != nil || m.Run != run || m.Mode != mode {
-			continue
-		}
-		if !ok || m.After < after {
-			after, who, ok = m.After, m.Node, true
-		}
-	}
-	return after, who, ok
 }

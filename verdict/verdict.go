@@ -37,6 +37,10 @@ type Verdict struct {
 	// NotDumped are the ranks of the job that no analysed step holds (a
 	// rank-subset dump, another node's folders): said, not unread.
 	NotDumped []int `json:"not_dumped"`
+	// MissingNodes are, in a verdict joined from node summaries, the nodes
+	// that sent none (or none that could be read): their ranks were
+	// expected and not read, so the verdict is not Complete.
+	MissingNodes []MissingNode `json:"missing_nodes,omitempty"`
 	// Steps is every dumped step of the analysed mode, in order, with
 	// what each rank showed: the data of the propagation picture.
 	Steps []StepState `json:"steps"`
@@ -96,8 +100,21 @@ type UnreadRanks struct {
 	// this one), "step folder unreadable" (the step folder could not be
 	// listed), "unreadable" (missing, not a file, garbage or cut before
 	// its first entry, no entries) or "damaged" (broke after some entries,
-	// which were used), or, in a watch, "never finished".
+	// which were used), or, in a watch, "never finished"; in a verdict
+	// joined from node summaries also "no summary" (a rank of a node that
+	// sent none) and "not summarised" (its node's summary lists it but
+	// holds no record of it: cut short, or its node stopped before it).
 	Reason string `json:"reason"`
+}
+
+// MissingNode is a node of a join without a summary that could be read.
+type MissingNode struct {
+	Node int `json:"node"` // its index among the summarising processes; -1 unknown
+	Of   int `json:"of"`   // how many there are; 0 unknown
+	// Ranks are the ranks it held, when where the other nodes' ranks lie
+	// tells them; empty when that cannot be told.
+	Ranks []int  `json:"ranks"`
+	Why   string `json:"why"` // "no summary", or "its summary could not be read"
 }
 
 // Recovered is an anomaly that the next step no longer showed: a step the

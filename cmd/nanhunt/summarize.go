@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +28,7 @@ type summarizeFlags struct {
 	run          string
 	nodeIndex    int
 	nodes        int
+	jobID        string
 }
 
 func summarizeCommand() *cobra.Command {
@@ -40,24 +43,45 @@ summaries of every node gives the verdict the rank folders give in one place.
 
 It reads the steps in order and stops after the next dumped step of the
 first anomaly that lasts into it: no later step can change the verdict.
-With OUT a shared folder, a node that stops so leaves a mark there, and
-the others stop after the same step.
 
 Run one process per node under the job's launcher; OUT may be a folder
 (shared, or an object-store mount), where each process writes
 summary-node<N>.jsonl, N from the launcher (torchrun GROUP_RANK or RANK,
 Slurm SLURM_PROCID, Kubernetes JOB_COMPLETION_INDEX, MPI
-OMPI_COMM_WORLD_RANK / PMI_RANK). "{node}" in DUMP or OUT is replaced by N.
+OMPI_COMM_WORLD_RANK / PMI_RANK) or --node-index; without either,
+summary-<host>-<hash of DUMP>.jsonl. "{node}" in DUMP or OUT is replaced by
+N. A summary of another run, node, DUMP or --steps in OUT is not written
+over: the command says so and writes nothing.
+
+With OUT a shared folder, a node that stops so leaves a mark there, and
+the other nodes of the same job stop after the same step. A mark belongs
+to one job: --job-id, else the launcher's (Slurm SLURM_JOB_ID, torchrun
+--rdzv-id, MPI PMIX_NAMESPACE or Open MPI's job id). The marks of the run
+that another job left (an earlier job given the same --run) are removed,
+and nothing else is. Without a job id the nodes share, a node cannot tell
+its own job's marks from an earlier job's: it leaves and follows none,
+removes the run's marks it finds, and reads all its steps; the summary
+records an id made when it started. A node that stopped on a mark names
+it; when the joined summaries do not hold the anomaly it names, "nanhunt
+trace" counts the steps the node did not read as unread (exit status 3),
+never clean.
+
+With --nodes (or the launcher's node count) the join names a node whose
+summary is missing: its ranks are expected and unread, so the joined
+verdict is never clean (exit status 3), and an origin's confidence is at
+most medium.
 
 Two phases, for the largest runs: --until-first writes no details (code
 lines, module chains, tensor rows); "nanhunt trace --detail-steps" on those
-summaries prints the steps to summarise again with details (--steps).
+summaries prints the steps to summarise again with details (--steps), into
+another folder.
 
 Exit status: 0 written, 2 unusable input or bad usage.`,
 		Example: `  nanhunt summarize /local/dump -o /shared/summaries/
-  torchrun --nnodes 16 --nproc-per-node 1 --no-python nanhunt summarize /local/dump -o /shared/summaries/
+  torchrun --nnodes 16 --nproc-per-node 1 --rdzv-id $JOB --no-python nanhunt summarize /local/dump -o /shared/summaries/
   srun --ntasks-per-node=1 nanhunt summarize /local/dump -o /shared/summaries/
   mpirun -npernode 1 nanhunt summarize /local/dump -o /shared/summaries/
+  nanhunt summarize /local/dump -o /shared/summaries/ --job-id $JOB --node-index 3 --nodes 16
   nanhunt trace /shared/summaries/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSummarize(cmd, args[0], &f) },
@@ -72,6 +96,7 @@ Exit status: 0 written, 2 unusable input or bad usage.`,
 	fl.StringVar(&f.run, "run", "", "the run's name, the same on every node (default: DUMP as given, made absolute)")
 	fl.IntVar(&f.nodeIndex, "node-index", -1, "this node's index (default: from the launcher)")
 	fl.IntVar(&f.nodes, "nodes", 0, "how many nodes summarise (default: from the launcher)")
+	fl.StringVar(&f.jobID, "job-id", "", "this launch's id, the same on every node (default: the launcher's job id)")
 	return cmd
 }
 
@@ -85,52 +110,21 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if f.output == "" {
 		return fmt.Errorf("-o OUT is required: a summary file, or a folder the nodes share")
 	}
-	node, job := trace.NodeFromEnv(os.Getenv)
-	if f.nodeIndex >= 0 {
-		node.Index = f.nodeIndex
-	}
-	if f.nodes > 0 {
-		node.Count = f.nodes
-	}
-	if node.Count > 0 && node.Index >= node.Count {
-		return fmt.Errorf("--node-index %d: want below --nodes %d", node.Index, node.Count)
-	}
-	node.Host, _ = os.Hostname()
-	opt := trace.SummaryOptions{Jobs: f.jobs, UntilFirst: f.untilFirst, Node: node, Run: f.run}
-	if opt.Run == "" {
-		abs, err := filepath.Abs(dumpArg)
-		if err != nil {
-			return err
-		}
-		opt.Run = abs // the template, before {node} is replaced: the same on every node
-		if job != "" {
-			opt.Run = job + ":" + abs
-		}
-	}
-	opt.Path = expandNode(dumpArg, node)
-	var err error
-	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
+	opt, err := summaryOptions(dumpArg, f)
+	if err != nil {
 		return err
 	}
-	if f.rules != "" {
-		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
-			return &inputError{File: f.rules, Err: err}
-		}
-	}
-	outPath := expandNode(f.output, node)
-	if outPath != "-" {
-		if fi, err := os.Stat(outPath); (err == nil && fi.IsDir()) || strings.HasSuffix(outPath, "/") {
-			if err := os.MkdirAll(outPath, 0o755); err != nil {
-				return err
-			}
-			opt.Shared = outPath // where the other nodes' marks are
-			outPath = filepath.Join(outPath, summaryName(node))
-		}
+	outPath, err := summaryTarget(f.output, &opt)
+	if err != nil {
+		return err
 	}
 	var g outguard.Guard
 	g.Dump(opt.Path)
 	g.Input(f.rules)
 	if err := g.Check(out("-o", outPath)); err != nil {
+		return err
+	}
+	if err := trace.CheckTarget(opt); err != nil {
 		return err
 	}
 	ctx, stop := signalContext(cmd.Context())
@@ -144,6 +138,77 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if err != nil {
 		return err
 	}
+	reportSummary(cmd.ErrOrStderr(), outPath, opt, st)
+	return nil
+}
+
+// summaryOptions are what the flags and the launcher's environment say to
+// summarise: the node, the job, the run, the dump folder and the rules.
+func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, error) {
+	node, job := trace.NodeFromEnv(os.Getenv)
+	if f.nodeIndex >= 0 {
+		node.Index = f.nodeIndex
+	}
+	if f.nodes > 0 {
+		node.Count = f.nodes
+	}
+	if node.Count > 0 && node.Index >= node.Count {
+		return trace.SummaryOptions{}, fmt.Errorf("--node-index %d: want below --nodes %d", node.Index, node.Count)
+	}
+	if f.jobID != "" {
+		job = trace.Job{ID: f.jobID, From: "flag"}
+	}
+	node.Host, _ = os.Hostname()
+	opt := trace.SummaryOptions{Jobs: f.jobs, UntilFirst: f.untilFirst, Node: node, Run: f.run, Job: job}
+	if opt.Run == "" {
+		abs, err := filepath.Abs(dumpArg)
+		if err != nil {
+			return opt, err
+		}
+		opt.Run = abs // the template, before {node} is replaced: the same on every node
+		if job.Shared() {
+			opt.Run = job.ID + ":" + abs
+		}
+	}
+	opt.Path = expandNode(dumpArg, node)
+	var err error
+	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
+		return opt, err
+	}
+	if f.rules != "" {
+		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
+			return opt, &inputError{File: f.rules, Err: err}
+		}
+	}
+	return opt, nil
+}
+
+// summaryTarget is the file the summary goes to ("-": stdout): in a folder
+// (an existing one, or a path ending in /), the node's own name there, and
+// the folder is where the nodes of the job leave their marks.
+func summaryTarget(output string, opt *trace.SummaryOptions) (string, error) {
+	outPath := expandNode(output, opt.Node)
+	if outPath == "-" {
+		return outPath, nil
+	}
+	if fi, err := os.Stat(outPath); (err == nil && fi.IsDir()) || strings.HasSuffix(outPath, "/") {
+		if err := os.MkdirAll(outPath, 0o755); err != nil {
+			return "", err
+		}
+		opt.Shared = outPath // where the other nodes' marks are
+		name, err := summaryName(opt.Node, opt.Path)
+		if err != nil {
+			return "", err
+		}
+		outPath = filepath.Join(outPath, name)
+	}
+	opt.Target = outPath
+	return outPath, nil
+}
+
+// reportSummary says on stderr what was written, where the node stopped,
+// and what became of the marks.
+func reportSummary(w io.Writer, outPath string, opt trace.SummaryOptions, st trace.SummaryStats) {
 	where := outPath
 	if where == "-" {
 		where = "stdout"
@@ -152,24 +217,38 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if st.DumpBytes > 0 {
 		share = fmt.Sprintf(", %.3f%% of the %s read", 100*float64(st.Written)/float64(st.DumpBytes), safeio.Size(st.DumpBytes))
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: summarised %d rank-steps (steps %s) into %s: %s%s\n",
+	fmt.Fprintf(w, "nanhunt: summarised %d rank-steps (steps %s) into %s: %s%s\n",
 		st.Records, rangesOrNone(st.Steps), where, safeio.Size(st.Written), share)
 	if st.StoppedAfter != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: stopped after step %d: %s\n", *st.StoppedAfter, st.Why)
+		fmt.Fprintf(w, "nanhunt: stopped after step %d: %s\n", *st.StoppedAfter, st.Why)
 	}
-	return nil
+	if len(st.RemovedMarks) > 0 {
+		fmt.Fprintf(w, "nanhunt: removed %d mark(s) another job of this run left in %s: %s\n", len(st.RemovedMarks), opt.Shared, strings.Join(st.RemovedMarks, ", "))
+	}
+	if st.MarksOff {
+		fmt.Fprintf(w, "nanhunt: no job id shared by the nodes (--job-id, or the launcher's): no mark was left in %s or followed, so this node read every step; the summary records the job id %s made here\n",
+			opt.Shared, st.Job.ID)
+	}
 }
 
-// summaryName is the file a node writes in a shared folder.
-func summaryName(n trace.Node) string {
+// summaryName is the file a node writes in a shared folder: by its index
+// when the launcher or --node-index gives one, else by its host and the
+// folder it summarises, so that two node folders summarised on one host
+// do not share a name.
+func summaryName(n trace.Node, dumpPath string) (string, error) {
 	if n.Index >= 0 {
-		return fmt.Sprintf("summary-node%05d.jsonl", n.Index)
+		return fmt.Sprintf("summary-node%05d.jsonl", n.Index), nil
 	}
 	host := n.Host
 	if host == "" {
 		host = "local"
 	}
-	return "summary-" + strings.ReplaceAll(host, string(filepath.Separator), "_") + ".jsonl"
+	abs, err := filepath.Abs(dumpPath)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return "summary-" + strings.ReplaceAll(host, string(filepath.Separator), "_") + "-" + hex.EncodeToString(sum[:4]) + ".jsonl", nil
 }
 
 // expandNode replaces {node} by the node's index (0 when unknown).

@@ -12,11 +12,21 @@
 // the node index, and with it the folder read and the summary-node<N>.jsonl
 // written, comes from the environment the launcher sets. The test checks
 // that every node wrote its summary, that the header line of each names the
-// launcher, the node's index and the node count, and that
+// launcher, the node's index and the node count, the launcher's job id
+// (Slurm's SLURM_JOB_ID; torchrun's --rdzv_id, which the test gives) and
+// the run (the DUMP template after that job id, or the --run given), and
+// that
 // "nanhunt trace DIR/sums" and "nanhunt trace DIR/dump" (both exit status
 // 1, an anomaly) print the same JSON verdict, field by field, once the
 // absolute roots of the folders are replaced by one placeholder; the
 // verdict's origin must be the one the generator injected.
+//
+// For the first scenario, the shared folder already holds the hidden mark
+// of an earlier job of the same run (the same --run; its summary deleted,
+// its mark left), which names step 1: a node that followed it would stop
+// before the scenario's NaN at step 2, and the joined verdict would differ.
+// The test checks that the nodes removed that mark and left only their
+// own job's.
 //
 // TestTorchrunSummarize runs Debian's torchrun (python3-torch 1.13 for
 // /usr/bin/python3) with --nnodes 1 --nproc_per_node 3 --no_python. That

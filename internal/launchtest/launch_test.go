@@ -156,16 +156,20 @@ func TestTorchrunSummarize(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildNanhunt(t)
-	for _, sc := range scenarios {
+	for i, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			const nodes = 3
 			r := newRun(t, bin, sc, nodes)
+			if i == 0 {
+				r.leaveStaleMark(t)
+			}
+			r.wantJob = "launchtest-" + sc
 			env := append(launchEnv(t, r.dir), "OMP_NUM_THREADS=1")
-			r.launch(t, "torchrun", 60*time.Second, env, python, shim,
-				"--nnodes", "1", "--nproc_per_node", strconv.Itoa(nodes),
-				"--master_addr", "127.0.0.1", "--master_port", strconv.Itoa(freePorts(t, 1)[0]),
-				"--monitor_interval", "0.1", "--log_dir", filepath.Join(r.dir, "torchrun-logs"),
-				"--no_python", bin, "summarize", r.template, "-o", r.sums)
+			r.launch(t, "torchrun", 60*time.Second, env, python,
+				append([]string{shim, "--nnodes", "1", "--nproc_per_node", strconv.Itoa(nodes),
+					"--master_addr", "127.0.0.1", "--master_port", strconv.Itoa(freePorts(t, 1)[0]), "--rdzv_id", r.wantJob,
+					"--monitor_interval", "0.1", "--log_dir", filepath.Join(r.dir, "torchrun-logs"),
+					"--no_python", bin}, r.summarize()...)...)
 			r.check(t, "torchrun")
 		})
 	}
@@ -177,13 +181,16 @@ func TestSlurmSummarize(t *testing.T) {
 	tools := needSlurm(t)
 	bin := buildNanhunt(t)
 	c := startSlurm(t, tools)
-	for _, sc := range scenarios {
+	for i, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			const nodes = 2
 			r := newRun(t, bin, sc, nodes)
+			if i == 0 {
+				r.leaveStaleMark(t)
+			}
 			r.keep = c.ofDaemon
-			r.launch(t, "srun", 30*time.Second, c.env(t, r.dir), tools["srun"], "-N1", "-n"+strconv.Itoa(nodes),
-				bin, "summarize", r.template, "-o", r.sums)
+			r.launch(t, "srun", 30*time.Second, c.env(t, r.dir), tools["srun"],
+				append([]string{"-N1", "-n" + strconv.Itoa(nodes), bin}, r.summarize()...)...)
 			r.check(t, "slurm")
 		})
 	}
@@ -315,6 +322,51 @@ type run struct {
 	template string             // DIR/nodes/node{node}/dump
 	sums     string             // DIR/sums/
 	keep     func(pid int) bool // the processes that outlive the launcher: the daemons
+	// runName is the --run given to every node ("": the default, the DUMP
+	// template after the launcher's job id); stale are the marks an earlier
+	// job of that run left in DIR/sums; wantJob is the job id the launcher
+	// must give ("": any it sets)
+	runName string
+	stale   []string
+	wantJob string
+}
+
+// staleJob is the job id of the earlier job whose marks a run finds.
+const staleJob = "an-earlier-job"
+
+// summarize is the command line the launcher starts on every node.
+func (r *run) summarize() []string {
+	args := []string{"summarize", r.template, "-o", r.sums}
+	if r.runName != "" {
+		args = append(args, "--run", r.runName)
+	}
+	return args
+}
+
+// leaveStaleMark makes DIR/sums hold what an earlier job of the same run
+// (same --run) leaves there once its summaries are deleted: its hidden
+// mark, here after step 1 of a run whose NaN at step 0 lasted into step 1.
+// A node that followed it would stop before the scenario's NaN at step 2,
+// and the joined verdict would not be the one in one place.
+func (r *run) leaveStaleMark(t *testing.T) {
+	t.Helper()
+	r.runName = "launchtest-" + r.scenario
+	earlier := filepath.Join(r.dir, "earlier")
+	for _, args := range [][]string{
+		{"synth", "--ranks", "2", "--steps", "0-3", "--file-mb", "0.05", "--fault", "log-negative", "--fault-step", "0", "--fault-ranks", "0", "-o", earlier},
+		{"summarize", earlier, "-o", r.sums, "--run", r.runName, "--job-id", staleJob, "--node-index", "0", "--nodes", "1"},
+	} {
+		if out, err := r.nanhunt(t, 30*time.Second, args...); err != nil {
+			t.Fatalf("the earlier job: nanhunt %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := os.Remove(filepath.Join(r.sums, "summary-node00000.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r.stale, _ = filepath.Glob(filepath.Join(r.sums, ".nanhunt-lasting-*"))
+	if len(r.stale) == 0 {
+		t.Fatal("the earlier job left no mark")
+	}
 }
 
 // newRun generates the scenario into DIR/dump and copies rank r's folders
@@ -454,6 +506,10 @@ type summaryHeader struct {
 			Count    int    `json:"count"`
 			Launcher string `json:"launcher"`
 		} `json:"node"`
+		Job struct {
+			ID   string `json:"id"`
+			From string `json:"from"`
+		} `json:"job"`
 	} `json:"header"`
 }
 
@@ -525,13 +581,37 @@ func (r *run) checkSummaries(t *testing.T, launcher string) {
 		if hd.DumpPath != r.roots[k] {
 			t.Errorf("%s: dump_path %q, want %q", name, hd.DumpPath, r.roots[k])
 		}
-		if !strings.HasSuffix(hd.Run, r.template) {
-			t.Errorf("%s: run %q, want the DUMP template %q (after a job id)", name, hd.Run, r.template)
+		switch {
+		case r.runName == "" && hd.Run != hd.Job.ID+":"+r.template:
+			t.Errorf("%s: run %q, want the DUMP template %q after the job id %q", name, hd.Run, r.template, hd.Job.ID)
+		case r.runName != "" && hd.Run != r.runName:
+			t.Errorf("%s: run %q, want %q", name, hd.Run, r.runName)
 		}
-		runs[hd.Run] = true
+		if hd.Job.From != launcher || hd.Job.ID == "" || (r.wantJob != "" && hd.Job.ID != r.wantJob) {
+			t.Errorf("%s: job %+v, want the id %q from %s", name, hd.Job, r.wantJob, launcher)
+		}
+		runs[hd.Run+" job "+hd.Job.ID] = true
 	}
 	if len(runs) != 1 {
-		t.Errorf("the nodes named different runs: %q", slices.Sorted(maps.Keys(runs)))
+		t.Errorf("the nodes named different runs or jobs: %q", slices.Sorted(maps.Keys(runs)))
+	}
+	r.checkMarks(t)
+}
+
+// checkMarks holds the shared folder to the marks of the launch's own job:
+// the earlier job's are gone.
+func (r *run) checkMarks(t *testing.T) {
+	t.Helper()
+	for _, m := range r.stale {
+		if _, err := os.Lstat(m); err == nil {
+			t.Errorf("the earlier job's mark %s is still there", filepath.Base(m))
+		}
+	}
+	marks, _ := filepath.Glob(filepath.Join(r.sums, ".nanhunt-lasting-*"))
+	for _, m := range marks {
+		if data, err := os.ReadFile(m); err != nil || strings.Contains(string(data), staleJob) {
+			t.Errorf("a mark of the earlier job is still there: %s %s", filepath.Base(m), data)
+		}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -141,8 +140,7 @@ func SkillOf(v *verdict.Verdict) SkillOutput {
 			out.Notes = append(out.Notes, "no dump was analysed: the NaN/Inf comes from the training log or the monitor; "+
 				"nanhunt plan writes the msprobe config.json that dumps the steps and ranks they point at")
 		case !v.Complete:
-			out.Notes = append(out.Notes, fmt.Sprintf("no NaN/Inf in what could be read, but %s could not be read whole: this is not a clean run (exit status 3)",
-				ranklist.UnreadWords(v.Unread)))
+			out.Notes = append(out.Notes, fmt.Sprintf("no NaN/Inf in what could be read, but %s: this is not a clean run (exit status 3)", NotRead(v, "could not be read whole")))
 		default:
 			out.Notes = append(out.Notes, "no NaN/Inf in any step and rank expected: every one was read whole")
 		}

@@ -113,9 +113,9 @@ func (p *printer) headline(v *verdict.Verdict) {
 	}
 	switch {
 	case o.Collective && o.Tie:
-		p.f("  %s received finite values on every rank and returned %s: the collective itself made it, in more than\n  one process group independently (a tie).\n", o.Op, kindWord(o.Kind))
+		p.f("  %s received finite values on every rank%s and returned %s: the collective itself made it, in more than\n  one process group independently (a tie).\n", o.Op, everyRankRead(v), kindWord(o.Kind))
 	case o.Collective:
-		p.f("  %s received finite values on every rank and returned %s: the collective itself made it.\n", o.Op, kindWord(o.Kind))
+		p.f("  %s received finite values on every rank%s and returned %s: the collective itself made it.\n", o.Op, everyRankRead(v), kindWord(o.Kind))
 	case o.Unread:
 		p.f("  The ranks that sent it (%s) were not read; %s is where it arrived.\n", rankWord(o.Ranks), o.Op)
 	case MadeByUpdate(o):
@@ -211,9 +211,17 @@ func (p *printer) origin(v *verdict.Verdict) {
 
 // clean describes the steps read before the origin step.
 func clean(v *verdict.Verdict) string {
-	var before, after []int
+	var before, partial, after []int
+	status := map[int]string{}
+	for _, st := range v.Steps {
+		status[st.Step] = st.Status
+	}
 	for _, s := range v.Scanned.Steps {
-		if s < v.Origin.Step {
+		switch {
+		case s >= v.Origin.Step:
+		case status[s] == "unread" || status[s] == "incomplete":
+			partial = append(partial, s)
+		default:
 			before = append(before, s)
 		}
 	}
@@ -221,6 +229,9 @@ func clean(v *verdict.Verdict) string {
 	var parts []string
 	if len(before) > 0 {
 		parts = append(parts, stepsWord(before)+" clean")
+	}
+	if len(partial) > 0 {
+		parts = append(parts, stepsWord(partial)+" not read whole")
 	}
 	if len(after) > 0 {
 		parts = append(parts, stepsWord(after)+" not read")
@@ -449,6 +460,34 @@ func (p *printer) clean(v *verdict.Verdict) {
 	p.list("Next", v.NextSteps)
 }
 
+// everyRankRead qualifies "every rank" in a sentence about the origin
+// step when some rank of it, or of the job, was not read: " read (ranks
+// 6,7 were not)", " read (no summary from node 3 of 4 (its ranks
+// unknown))"; "" when every rank was read.
+func everyRankRead(v *verdict.Verdict) string {
+	var unseen []int
+	if o := v.Origin; o != nil {
+		unseen = append(unseen, o.PossibleSources...)
+		for _, u := range v.Unread {
+			if u.Step == o.Step {
+				unseen = append(unseen, u.Ranks...)
+			}
+		}
+	}
+	unseen = ranklist.Unique(append(unseen, v.NotDumped...))
+	var not []string
+	if len(unseen) > 0 {
+		not = append(not, fmt.Sprintf("%s %s not", rankWord(unseen), plural(len(unseen), "was", "were")))
+	}
+	if len(v.MissingNodes) > 0 {
+		not = append(not, "no summary from "+ranklist.MissingWords(v.MissingNodes))
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return " read (" + strings.Join(not, "; ") + ")"
+}
+
 // CleanHeadline is the first line of a verdict without an anomaly: a
 // clean bill only when every expected rank-step was read whole.
 func CleanHeadline(v *verdict.Verdict) string {
@@ -457,23 +496,40 @@ func CleanHeadline(v *verdict.Verdict) string {
 		lasting = "lasting "
 	}
 	switch {
-	case !v.Complete && len(v.Unread) == 0:
+	case !v.Complete && len(v.Unread) == 0 && len(v.MissingNodes) == 0:
 		return fmt.Sprintf("nanhunt: no %sNaN or Inf in what was read; the verdict does not say that every expected rank-step was read whole.", lasting)
 	case !v.Complete:
-		return fmt.Sprintf("nanhunt: no %sNaN or Inf in what could be read; %s could not be read.", lasting, ranklist.UnreadWords(v.Unread))
+		return fmt.Sprintf("nanhunt: no %sNaN or Inf in what could be read; %s.", lasting, NotRead(v, "could not be read"))
 	}
 	return fmt.Sprintf("nanhunt: no %sNaN or Inf in %s (%s).", lasting, stepsWord(v.Scanned.Steps), rankWord(v.Scanned.Ranks))
 }
 
+// NotRead says what a verdict that is not complete could not read: "steps
+// 5-7 (ranks 0,1) " and then how, "no summary came from node 3 of 4 (its
+// ranks unknown)", or both.
+func NotRead(v *verdict.Verdict, how string) string {
+	var parts []string
+	if len(v.Unread) > 0 {
+		parts = append(parts, ranklist.UnreadWords(v.Unread)+" "+how)
+	}
+	if len(v.MissingNodes) > 0 {
+		parts = append(parts, "no summary came from "+ranklist.MissingWords(v.MissingNodes))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // unread lists the expected rank-steps that could not be read whole.
 func (p *printer) unread(v *verdict.Verdict) {
-	if len(v.Unread) == 0 {
+	if len(v.Unread) == 0 && len(v.MissingNodes) == 0 {
 		return
 	}
 	p.f("Not read whole (nothing is known of them)\n")
 	c := textTable{indent: "  "}
 	for _, u := range v.Unread {
 		c.add(fmt.Sprintf("step %d", u.Step), rankWord(u.Ranks), u.Reason)
+	}
+	if len(v.MissingNodes) > 0 {
+		c.add("every step", ranklist.MissingWords(v.MissingNodes), "no summary")
 	}
 	c.print(p)
 	p.f("\n")

@@ -176,6 +176,8 @@ func heading(class string) string {
 		return "A dump is untrusted input"
 	case "false clean":
 		return "Never a false clean: \"no NaN or Inf\" about what was not read"
+	case "summaries":
+		return "Across a cluster: summaries that must not say clean"
 	}
 	return class
 }
