@@ -39,6 +39,12 @@ type Options struct {
 	// Progress, when set, receives a snapshot about five times a second
 	// while the analysis runs, and a last one (Final set) at its end.
 	Progress func(Progress)
+	// Expected are ranks of the job known from outside the folders read
+	// (a watch: the ranks it saw at other steps): like a rank with a
+	// folder at some analysed step, each is expected at every step, and
+	// a step without its folder is not read whole (README "How it
+	// decides", 9).
+	Expected []int
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -93,7 +99,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks}
+		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks, expected: opt.Expected}
 		res, err := a.mode(mode, md)
 		a.ahead.stop()
 		if err != nil {
@@ -130,6 +136,7 @@ type analysis struct {
 	prog     *progress
 	recs     *recordSet   // joined summaries to read instead of the files
 	selected map[int]bool // the ranks asked about (nil: all)
+	expected []int        // ranks of the job known from outside the folders read
 
 	scanners  sync.Pool // of *scanner: their buffers serve every step
 	ahead     readAhead
@@ -214,6 +221,11 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir) (*modeResult, error) {
 	}
 	if a.recs != nil {
 		for _, r := range a.recs.known {
+			job.known[r] = true
+		}
+	}
+	for _, r := range a.expected {
+		if a.selected == nil || a.selected[r] {
 			job.known[r] = true
 		}
 	}
