@@ -30,8 +30,9 @@ func watchReplay(t *testing.T, scenario string, seed int64, keepGoing bool) ([]E
 	var events []Event
 	replayed := make(chan struct{})
 	go r.run(t, replayed)
-	opt := Options{Path: dst, Poll: 50 * time.Millisecond, Settle: 300 * time.Millisecond, IdleExit: 3 * time.Second, KeepGoing: keepGoing}
-	v, err := Run(ctx, opt, func(e Event) {
+	// the replay writes the ranks of a step one after another: a long rank timeout
+	opt := Options{Path: dst, Poll: 50 * time.Millisecond, Settle: 300 * time.Millisecond, RankTimeout: 5 * time.Second, IdleExit: 3 * time.Second, KeepGoing: keepGoing}
+	res, err := Run(ctx, opt, func(e Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -40,7 +41,7 @@ func watchReplay(t *testing.T, scenario string, seed int64, keepGoing bool) ([]E
 		t.Fatal(err)
 	}
 	<-replayed
-	return events, r, v
+	return events, r, res.Alarm
 }
 
 func kinds(events []Event, kind string) []Event {
