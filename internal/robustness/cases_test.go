@@ -52,7 +52,7 @@ func size(normal, full int) int {
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {
-	return append(falseCleanCases(), baseCases()...)
+	return append(append(falseCleanCases(), watchCleanCases()...), baseCases()...)
 }
 
 func baseCases() []adversarialCase {
