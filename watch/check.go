@@ -16,7 +16,7 @@ import (
 func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished []int) (string, error) {
 	if w.alarm != nil {
 		w.done(s)
-		w.send(Event{Kind: EventStep, Step: s, Status: StatusAfterAlarm, Ranks: l.ranks[s], Complete: len(unfinished) == 0})
+		w.send(Event{Kind: EventStep, Step: s, Status: StatusAfterAlarm, Ranks: l.ranks[s]})
 		return "", nil
 	}
 	w.unfinished[s] = unfinished

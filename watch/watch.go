@@ -97,8 +97,9 @@ type Event struct {
 	Missing []int // waiting: the ranks not finished
 	Known   []int // waiting: every rank seen so far
 	// Complete and Unread: step: whether every expected rank of it was
-	// read whole, and the others; anomaly: the verdict's; stopped: of
-	// every step checked (and the alarm's verdict).
+	// read whole, and the others (a step after the alarm is not read);
+	// anomaly: the verdict's; stopped: of every step checked (and the
+	// alarm's verdict).
 	Complete bool
 	Unread   []verdict.UnreadRanks
 	// Verdict is the analysis behind an anomaly or a recovery. The

@@ -75,7 +75,9 @@ func (p *watchPrinter) event(e watch.Event) {
 	switch e.Kind {
 	case watch.EventStep:
 		line.Ranks = dump.FormatRanges(e.Ranks)
-		line.Complete, line.Unread = completeOf(e)
+		if e.Status != watch.StatusAfterAlarm { // listed, not read
+			line.Complete, line.Unread = completeOf(e)
+		}
 		text = stepWords(e)
 	case watch.EventWaiting:
 		line.Missing = dump.FormatRanges(e.Missing)

@@ -159,10 +159,23 @@ class StepGuard:
                 warnings.warn(describe_unread(event), IncompleteWarning, stacklevel=3)
 
     def close(self) -> None:
-        """Stop the watch (nothing happens when it never started)."""
+        """Stop the watch (nothing happens when it never started), and take
+        what it reported until then, so that ``guard.complete`` and
+        ``guard.incomplete`` hold every step it checked."""
         self._closed = True
         if self._process is not None:
             self._process.stop()
+            self._drain_to_end(timeout=5.0)
+
+    def _drain_to_end(self, timeout: float) -> None:
+        """Take the watch's last reports until its end, at most timeout
+        seconds; a failure of a watch that was stopped is not raised."""
+        deadline = time.monotonic() + timeout
+        while not self._ended and time.monotonic() < deadline:
+            try:
+                self._drain(timeout=min(0.5, max(deadline - time.monotonic(), 0.01)))
+            except NanhuntError:
+                return
 
     def __enter__(self) -> "StepGuard":
         return self

@@ -97,6 +97,17 @@ class GuardIncomplete(unittest.TestCase):
         self.assertEqual(len(warned), 1)
         self.assertIn("step 2 (rank 3: never finished) could not be read whole", str(warned[0].message))
 
+    def test_close_takes_the_last_reports(self):
+        # the loop ends right after the last step: the watch has judged nothing yet; close() waits for what it says
+        live = self.crashed("legit-masks")
+        with nanhunt.StepGuard(live.dump_path, out_dir=self.out, first_step=1, **FAST) as guard:
+            for step in live.steps:
+                live.write(step)
+                guard.step()
+            time.sleep(3)  # rank 3 is given up after rank_timeout; the steps are judged
+        self.assertFalse(guard.complete)
+        self.assertEqual([e["step"] for e in guard.incomplete], [2, 3])
+
     def test_raise_on_incomplete(self):
         live = self.crashed("legit-masks")
         guard = nanhunt.StepGuard(live.dump_path, out_dir=self.out, raise_on_incomplete=True, first_step=1, **FAST)
