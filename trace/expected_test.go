@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -16,17 +15,7 @@ import (
 // is incomplete, rank 3 unread with "no folder", and a rank that is not
 // selected is not filled in.
 func TestExpectedRanks(t *testing.T) {
-	var spec synth.Spec
-	for _, sc := range synth.Scenarios() {
-		if sc.Name == "log-negative" {
-			spec = sc.Spec
-		}
-	}
-	dir := filepath.Join(t.TempDir(), "dump")
-	if _, err := synth.Generate(spec, dir); err != nil {
-		t.Fatal(err)
-	}
-	step1 := filepath.Join(dir, "step1")
+	step1 := filepath.Join(scenarioDir(t, "log-negative"), "step1")
 	if err := os.RemoveAll(filepath.Join(step1, "rank3")); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/trace"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -73,7 +74,7 @@ func (w *watcher) traceStep(ctx context.Context, l *listing, s int, unfinished [
 // expected rank was read whole (its tensors may then be pruned), else
 // incomplete or unread, which a resumed watch reads again.
 func (w *watcher) stepChecked(l *listing, s int, v *verdict.Verdict) {
-	rows := rowsAt(v.Unread, s)
+	rows := ranklist.UnreadAt(v.Unread, s)
 	status := StatusClean
 	if st := stepState(v, s); st != nil && st.Status != "clean" {
 		status = st.Status

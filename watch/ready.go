@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -122,10 +123,5 @@ func (w *watcher) reportWaiting(s int, missing []int) {
 
 // sortedRanks are the keys of a set of ranks, ascending.
 func sortedRanks(set map[int]bool) []int {
-	out := make([]int, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }

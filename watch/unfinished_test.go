@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,17 +57,12 @@ func watchDump(t *testing.T, dir string, opt Options) ([]Event, Result) {
 	opt.Path = dir
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var events []Event
-	res, err := Run(ctx, opt, func(e Event) {
-		mu.Lock()
-		events = append(events, e)
-		mu.Unlock()
-	})
+	var rec recorder
+	res, err := Run(ctx, opt, rec.emit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return events, res
+	return rec.events, res
 }
 
 // stepEvent is the EventStep of step s, nil when there is none.

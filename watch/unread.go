@@ -124,17 +124,6 @@ func stepState(v *verdict.Verdict, s int) *verdict.StepState {
 	return nil
 }
 
-// rowsAt are the rows of step s.
-func rowsAt(rows []verdict.UnreadRanks, s int) []verdict.UnreadRanks {
-	var out []verdict.UnreadRanks
-	for _, u := range rows {
-		if u.Step == s {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
 // withoutRanks are the ranks that no row names.
 func withoutRanks(ranks []int, rows []verdict.UnreadRanks) []int {
 	out := []int{}

@@ -6,10 +6,9 @@ import os
 import stat
 import sys
 import tempfile
-import time
 import unittest
 
-import support  # noqa: F401  (puts the package under test on sys.path)
+import support
 import nanhunt
 
 # the stand-in: prints the lines of $FAKE_LINES (separated by "|"), then
@@ -74,11 +73,8 @@ class Failures(unittest.TestCase):
                                                     '"unread": [{"step": 5, "ranks": [0, 1], "reason": "unreadable"}]}')
         guard = nanhunt.StepGuard(self.tmp, raise_on_incomplete=True)
         self.addCleanup(guard.close)
-        deadline = time.monotonic() + 10
         with self.assertRaises(nanhunt.IncompleteError) as cm:
-            while time.monotonic() < deadline:
-                guard.step()
-                time.sleep(0.05)
+            support.step_until(guard, 10)
         self.assertIn("step 5 (ranks 0,1: unreadable) could not be read whole", str(cm.exception))
         self.assertFalse(guard.complete)
 
@@ -87,11 +83,8 @@ class Failures(unittest.TestCase):
         os.environ["FAKE_LINES"] = f'{{"event": "anomaly", "step": 2, "verdict": "{missing}"}}'
         guard = nanhunt.StepGuard(self.tmp)
         self.addCleanup(guard.close)
-        deadline = time.monotonic() + 10
         with self.assertRaises(nanhunt.NanhuntError) as cm:
-            while time.monotonic() < deadline:
-                guard.step()
-                time.sleep(0.05)
+            support.step_until(guard, 10)
         self.assertEqual(cm.exception.file, missing)
 
 
