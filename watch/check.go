@@ -29,7 +29,8 @@ func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished [
 		return "", err
 	}
 	if v == nil {
-		return "", w.stepNotRead(l, s, unfinished)
+		w.stepNotRead(l, s, unfinished)
+		return "", nil
 	}
 	if !v.Anomaly {
 		w.stepChecked(l, s, v)
@@ -98,17 +99,16 @@ func (w *watcher) stepChecked(l *listing, s int, v *verdict.Verdict) {
 
 // stepNotRead reports a step of which nothing could be read: every file
 // unreadable, or no rank folder at all.
-func (w *watcher) stepNotRead(l *listing, s int, unfinished []int) error {
+func (w *watcher) stepNotRead(l *listing, s int, unfinished []int) {
 	rows := w.unreadRows(l, s, unfinished)
 	if len(rows) == 0 {
 		w.done(s) // an empty step folder, and no rank expected in it
-		return nil
+		return
 	}
 	w.history.add(s, StatusUnread)
 	w.notWhole(s, rows)
 	w.done(s)
 	w.send(Event{Kind: EventStep, Step: s, Status: StatusUnread, Ranks: []int{}, Unread: rows})
-	return nil
 }
 
 // notWhole records the rank-steps of step s that were not read whole: the
@@ -123,9 +123,8 @@ func (w *watcher) notWhole(s int, rows []verdict.UnreadRanks) {
 
 // torn reports a rank of step s whose file is damaged while that rank has
 // not begun a later step and the file has not stayed unchanged for
-// RankTimeout: a file caught in the middle of a rewrite. Its state is
-// forgotten, so that it must settle again. The ranks that never finished
-// the step are not waited for.
+// RankTimeout: a file caught in the middle of a rewrite, read again once
+// it settles. The ranks that never finished the step are not waited for.
 func (w *watcher) torn(v *verdict.Verdict, l *listing, s int, unfinished []int) bool {
 	st := stepState(v, s)
 	if st == nil {
@@ -224,7 +223,11 @@ func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
 	// own, as offline
 	w.prev = &s
 	w.history.add(s, "recovered")
-	w.cleanUpTo(s)
+	if rows := ranklist.UnreadAt(v.Unread, s); len(rows) > 0 {
+		w.notWhole(s, rows) // ranks of it were not read: it is not "clean" either
+	} else {
+		w.cleanUpTo(s)
+	}
 	w.done(s)
 	w.send(Event{Kind: EventRecovered, Step: s, Verdict: v, Complete: v.Complete, Unread: v.Unread})
 	return "", nil

@@ -316,3 +316,17 @@ func TestSidecarAloneRaisesTheAlarm(t *testing.T) {
 		})
 	}
 }
+
+// An overflow that did not last at a step one rank of which was not read
+// is no alarm, and no clean step either: the watch ends incomplete.
+func TestRecoveredStepWithARankNotRead(t *testing.T) {
+	dir := edited(t, "loss-scale-recovered", removed("step2/rank3"))
+	events, res := watchDump(t, dir, fast)
+	if rec := kinds(events, EventRecovered); len(rec) != 1 || rec[0].Step != 2 {
+		t.Fatalf("recovered %+v", rec)
+	}
+	want := []verdict.UnreadRanks{{Step: 2, Ranks: []int{3}, Reason: "no folder"}}
+	if res.Alarm != nil || res.Complete || !sameRows(res.Unread, want) {
+		t.Errorf("alarm %v complete %v unread %+v, want none, false, %+v", res.Alarm != nil, res.Complete, res.Unread, want)
+	}
+}
