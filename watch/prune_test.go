@@ -122,6 +122,7 @@ func TestPruneKeepsStepsNotReadWhole(t *testing.T) {
 		{"rank 3 never wrote step 3", removed("step3/rank3/dump.json"), []int{1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := generate(t, "legit-masks")
 			addTensors(t, dir, []int{1, 2, 3}, 4)
 			tt.edit(t, dir)

@@ -106,6 +106,7 @@ func TestStepSomeRanksNeverFinish(t *testing.T) {
 			StatusUnread, never(2, 0, 1, 2, 3)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			events, res := watchDump(t, tt.dir, fast)
 			e := stepEvent(events, 2)
 			if e == nil {
@@ -134,7 +135,8 @@ func TestStepSomeRanksNeverFinish(t *testing.T) {
 func TestDeadRankWaitedForOnce(t *testing.T) {
 	dir := edited(t, "legit-masks", removed("step2/rank3", "step3/rank3"))
 	opt := fast
-	opt.RankTimeout = 2 * time.Second
+	last := 3
+	opt.RankTimeout, opt.IdleExit, opt.UntilStep = time.Second, 0, &last // no idle end: the rank timeout decides
 	events, res := watchDump(t, dir, opt)
 	s2, s3 := stepEvent(events, 2), stepEvent(events, 3)
 	if s2 == nil || s3 == nil {
@@ -151,7 +153,7 @@ func TestDeadRankWaitedForOnce(t *testing.T) {
 	}
 
 	moved := edited(t, "legit-masks", removed("step2/rank3/dump.json"))
-	opt.RankTimeout = time.Minute
+	opt.RankTimeout = time.Minute // a rank that began step 3 must not wait for it
 	started := time.Now()
 	events, _ = watchDump(t, moved, opt)
 	s2 = stepEvent(events, 2)
@@ -296,6 +298,7 @@ func TestSidecarAloneRaisesTheAlarm(t *testing.T) {
 		{"the log, the dump's steps 2 and 3 are clean", clean, "log", StatusClean, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			opt := fast
 			opt.IdleExit, opt.Sidecars = 0, []Sidecar{fakeSource{name: tt.source, step: 2}}
 			events, res := watchDump(t, tt.dir, opt)
