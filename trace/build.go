@@ -516,7 +516,7 @@ func (b *builder) judge() {
 	}
 	if b.m.undecided {
 		lower(2, fmt.Sprintf("step %d, the next dumped step, shows no anomaly in what could be read, but %s could not be read whole: whether the anomaly lasted cannot be told",
-			*b.m.checked, b.m.notWholeWords(unreadAt(b.m.unread, *b.m.checked))))
+			*b.m.checked, b.m.notWholeWords(ranklist.UnreadAt(b.m.unread, *b.m.checked))))
 	}
 	if r.step > 0 && len(b.m.scanned) > 0 && b.m.scanned[0] == r.step && !o.Captured && !o.Unread {
 		lower(1, fmt.Sprintf("step %d is the first step dumped: the anomaly may be older", r.step))

@@ -22,6 +22,7 @@ type record struct {
 	Dump      string `json:"dump,omitempty"`
 	Stack     string `json:"stack,omitempty"`
 	Construct string `json:"construct,omitempty"`
+	NoDump    bool   `json:"no_dump,omitempty"` // the folder held no dump.json when it was found
 
 	Task    string       `json:"task,omitempty"`
 	Entries int          `json:"entries"`
@@ -150,7 +151,7 @@ func (d *damageAt) Error() string { return d.Text }
 // relative to the dump root.
 func (s *rankScan) toRecord(rel func(string) string) record {
 	r := record{Mode: s.dir.Mode, Step: s.dir.Step, Rank: s.dir.Rank, Dir: rel(s.dir.Dir), Dump: rel(s.dir.Dump),
-		Stack: rel(s.dir.Stack), Construct: rel(s.dir.Construct), Task: s.header.Task,
+		Stack: rel(s.dir.Stack), Construct: rel(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task,
 		Entries: s.entries, Bytes: s.bytes, Damage: s.damage,
 		FirstBwd: s.firstBwd, LastBwd: s.lastBwd, LastColl: s.lastColl,
 		Seen: s.seen, Groups: s.groups, Details: s.det,
@@ -219,7 +220,7 @@ func (e errRecord) Error() string { return string(e) }
 // into paths under the dump root it was made from.
 func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	s := newRankScan(dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: abs(r.Dir), Dump: abs(r.Dump),
-		Stack: abs(r.Stack), Construct: abs(r.Construct)})
+		Stack: abs(r.Stack), Construct: abs(r.Construct), NoDump: r.NoDump})
 	s.header.Task = r.Task
 	s.entries, s.bytes, s.damage = r.Entries, r.Bytes, r.Damage
 	if r.OpenErr != "" {

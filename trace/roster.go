@@ -119,14 +119,3 @@ func unreadBefore(rows []verdict.UnreadRanks, step int) []verdict.UnreadRanks {
 	}
 	return out
 }
-
-// unreadAt are the rows of one step.
-func unreadAt(rows []verdict.UnreadRanks, step int) []verdict.UnreadRanks {
-	var out []verdict.UnreadRanks
-	for _, u := range rows {
-		if u.Step == step {
-			out = append(out, u)
-		}
-	}
-	return out
-}

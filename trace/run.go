@@ -40,6 +40,12 @@ type Options struct {
 	// Progress, when set, receives a snapshot about five times a second
 	// while the analysis runs, and a last one (Final set) at its end.
 	Progress func(Progress)
+	// Expected are ranks of the job known from outside the folders read
+	// (a watch: the ranks it saw at other steps): like a rank with a
+	// folder at some analysed step, each is expected at every step, and
+	// a step without its folder is not read whole (README "How it
+	// decides", 9).
+	Expected []int
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -94,7 +100,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		if len(md) == 0 {
 			continue
 		}
-		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks}
+		a := &analysis{ctx: ctx, pol: pol, jobs: jobs, strict: opt.Strict, prog: prog, recs: rs, selected: opt.Ranks, expected: opt.Expected}
 		res, err := a.mode(mode, md, emptySteps(layout, opt.Steps, opt.Ranks))
 		a.ahead.stop()
 		if err != nil {
@@ -160,6 +166,7 @@ type analysis struct {
 	prog     *progress
 	recs     *recordSet   // joined summaries to read instead of the files
 	selected map[int]bool // the ranks asked about (nil: all)
+	expected []int        // ranks of the job known from outside the folders read
 
 	scanners  sync.Pool // of *scanner: their buffers serve every step
 	ahead     readAhead
@@ -261,6 +268,11 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 			if a.selected == nil || a.selected[r] {
 				job.known[r] = true
 			}
+		}
+	}
+	for _, r := range a.expected {
+		if a.selected == nil || a.selected[r] {
+			job.known[r] = true
 		}
 	}
 	sr := &stepReader{a: a, m: m, job: job, byStep: byStep}

@@ -4,20 +4,30 @@
 // trace of the finished run.
 //
 // msprobe rewrites a rank's whole dump.json at each flush, so a rank's
-// step is complete when its dump.json has not changed for a while and
-// reads as whole JSON, or when that rank has begun a later step. A step is
-// complete when each of its ranks is; a rank that a later step has but this
-// one lacks was not dumped there. Steps are checked in order, each once:
-// a clean step is never read again. An anomaly is confirmed by reading the
-// step before it (when dumped) and the next dumped step, so that an
-// overflow the loss scaler skipped is reported as recovered, not as an
-// alarm.
+// step is finished when its dump.json has not changed for a while and is
+// not empty, or when that rank has begun a later step. A step is judged
+// when each rank seen has finished it (a rank that a later step has but
+// this one lacks will not write it: it is unread there, "no folder"); or,
+// when some ranks have and the step has not moved on for RankTimeout,
+// without the others, which never finished it (a crash, a file that never
+// settles); or, when the job ends (IdleExit), on what its ranks hold then.
+// Every rank seen is expected at every step (trace.Options.Expected), so a
+// step is clean only when each was read whole; otherwise it is incomplete
+// or unread, its rank-steps are listed by reason ("never finished" for the
+// ranks the watch stopped waiting for), and the watch can no longer end
+// clean. Steps are checked in order, each once: a clean step is never
+// read again. An anomaly is confirmed by reading the step before it (when
+// dumped) and the next dumped step, so that an overflow the loss scaler
+// skipped is reported as recovered, not as an alarm.
 //
 // Sources other than the dump (a growing training log, the monitor's CSV
 // files) plug in as Sidecars: the first step any of them shows non-finite
 // is reported as soon as it is seen, and the alarm names the source that
-// saw the anomaly first.
+// saw the anomaly first. When the dump cannot show it (it has checked that
+// step and the next without a lasting anomaly, it has no step left to
+// check RankTimeout after the sighting, or the watch ends), the alarm is
+// raised from that source alone, with a verdict without origin.
 //
-// It imports dump (folder names), trace, verdict and internal/outguard (to
-// write its state).
+// It imports dump (folder names), trace, verdict, internal/ranklist (rank
+// lists in words) and internal/outguard (to write its state).
 package watch

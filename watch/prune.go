@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -18,36 +19,47 @@ import (
 // long run. It is the one place where nanhunt writes inside a dump, and
 // only when asked: it never touches dump.json, stack.json or
 // construct.json, nor a step that is not checked clean (the anomaly, the
-// step that confirmed it, a step that did not last), and follows no
+// step that confirmed it, a step that did not last, a step some expected
+// rank of which was not read whole: every rank of it keeps its tensors),
+// nor a rank folder that appeared after the step was read, and follows no
 // symbolic link (a linked step, rank or tensor folder keeps its tensors).
 type Prune struct {
 	Keep int
 	// Log receives a line for each folder pruned (and each failure).
 	Log io.Writer
 
-	clean []string // the folders of the clean steps kept so far, oldest first
+	clean []cleanStep // the clean steps kept so far, oldest first
+}
+
+// cleanStep is a step checked clean: its folder and the ranks that were
+// read whole in it.
+type cleanStep struct {
+	dir   string
+	ranks []int
 }
 
 // tensorFolder is where msprobe writes a rank's tensors.
 const tensorFolder = "dump_tensor_data"
 
-// stepClean records a clean step's folder and prunes the oldest ones past
-// Keep.
-func (p *Prune) stepClean(dir string) {
-	p.clean = append(p.clean, dir)
+// stepClean records a clean step's folder and the ranks read whole in it,
+// and prunes the oldest ones past Keep.
+func (p *Prune) stepClean(dir string, ranks []int) {
+	p.clean = append(p.clean, cleanStep{dir: dir, ranks: slices.Clone(ranks)})
 	for len(p.clean) > p.Keep {
 		p.prune(p.clean[0])
 		p.clean = p.clean[1:]
 	}
 }
 
-// prune deletes the regular files of every rankR/dump_tensor_data folder of
-// one step, and the folders once empty. It follows no links: a step, rank
+// prune deletes the regular files of the rankR/dump_tensor_data folders of
+// the ranks of one step that were read whole, and the folders once empty.
+// It follows no links: a step, rank
 // or tensor folder that is a symbolic link is left alone and logged, and
 // each folder is opened inside the one above it and checked to be the one
 // looked at, so that a link put in its place meanwhile is not followed
 // either.
-func (p *Prune) prune(stepDir string) {
+func (p *Prune) prune(cs cleanStep) {
+	stepDir := cs.dir
 	step, err := openFolder(nil, stepDir)
 	if err != nil {
 		p.logf("%s: %v", stepDir, err)
@@ -60,7 +72,9 @@ func (p *Prune) prune(stepDir string) {
 		return
 	}
 	for _, r := range ranks {
-		p.pruneRank(step, r, filepath.Join(stepDir, r))
+		if slices.Contains(cs.ranks, rankNumber(r)) {
+			p.pruneRank(step, r, filepath.Join(stepDir, r))
+		}
 	}
 }
 

@@ -13,8 +13,11 @@ import (
 )
 
 // State is what a watch needs to resume where it stopped: the folder, the
-// first step not checked yet and the last clean one. It is saved after
-// every step checked.
+// first step not checked yet and the last clean one. A step some expected
+// rank of which was not read whole is not recorded as checked: next_step
+// stays at the first such step, so that a resumed watch reads it (and the
+// steps after it) again rather than skip it. It is saved after every step
+// checked.
 type State struct {
 	Path  string `json:"path"`
 	Next  int    `json:"next_step"`

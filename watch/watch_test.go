@@ -26,21 +26,29 @@ func watchReplay(t *testing.T, scenario string, seed int64, keepGoing bool) ([]E
 		gap: 40 * time.Millisecond, torn: 500 * time.Millisecond, complete: map[int]time.Time{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var events []Event
+	var rec recorder
 	replayed := make(chan struct{})
 	go r.run(t, replayed)
-	opt := Options{Path: dst, Poll: 50 * time.Millisecond, Settle: 300 * time.Millisecond, IdleExit: 3 * time.Second, KeepGoing: keepGoing}
-	v, err := Run(ctx, opt, func(e Event) {
-		mu.Lock()
-		events = append(events, e)
-		mu.Unlock()
-	})
+	// the replay writes the ranks of a step one after another: a long rank timeout
+	opt := Options{Path: dst, Poll: 50 * time.Millisecond, Settle: 300 * time.Millisecond, RankTimeout: 5 * time.Second, IdleExit: 3 * time.Second, KeepGoing: keepGoing}
+	res, err := Run(ctx, opt, rec.emit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-replayed
-	return events, r, v
+	return rec.events, r, res.Alarm
+}
+
+// recorder keeps the events a watch emits.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) emit(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
 }
 
 func kinds(events []Event, kind string) []Event {

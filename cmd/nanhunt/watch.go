@@ -21,6 +21,7 @@ type watchFlags struct {
 	exitOnAnomaly bool
 	state         string
 	poll, settle  time.Duration
+	rankTimeout   time.Duration
 	idleExit      time.Duration
 	untilStep     int
 	nice          int
@@ -36,7 +37,16 @@ func watchCommand() *cobra.Command {
 once msprobe has finished writing it (every rank's dump.json unchanged for
 --settle and whole, or that rank has begun a later step), with the rules of
 nanhunt trace; a clean step is not read again. One line is printed per step:
-clean, waiting for ranks, or the anomaly.
+clean, waiting for ranks, incomplete, could not be read, or the anomaly.
+
+A step that some ranks have finished waits --rank-timeout (default four
+--settle periods) for the others after it last moved on; a rank that has not
+finished it by then never finished it (it crashed, or its dump.json never
+settles): the step is judged on the ranks present, and later steps do not
+wait for that rank again until it writes one. When the job ends (--idle-exit)
+the steps not finished are judged on what they hold. A step that is not read
+whole prints "step N incomplete: rank 3 never wrote it" or "step N: could not
+be read (ranks 0-3: unreadable)": it is never called clean.
 
 At the first anomaly that lasts (the next dumped step is read, to tell an
 overflow the loss scaler skipped from a lasting NaN), watch prints the
@@ -46,25 +56,37 @@ inside the dump), and runs --on-anomaly with the environment
   NANHUNT_VERDICT NANHUNT_HTML NANHUNT_SOURCE NANHUNT_DUMP
 A hook typically stops the job (scancel, kill -USR1) or asks msprobe for the
 tensors of the suspected APIs. With --exit-on-anomaly watch then exits 1;
-without, it goes on printing the steps that complete.
+without, it goes on printing the steps that complete. An anomaly found while
+some ranks of its step never finished raises the alarm too, names them, and
+its confidence is at most medium.
 
 --log and --monitor follow a growing training log and the monitor's CSV
 files: the first non-finite value they show is printed at once, and the
-alarm names the source that saw it first.
+alarm names the source that saw it first. When the dump cannot show it (it
+has checked that step and the next without a lasting anomaly, it has no step
+left to check --rank-timeout after the sighting, or the watch ends), the
+alarm is raised from that source alone: "the log shows NaN at step 2; the
+dump stops at step 1: dump step 2".
 
 It stays out of training's way: one file at a time (--jobs), a lower
 scheduling priority (--nice), memory bounded by the steps not yet complete.
---state FILE keeps what was checked, so that a new watch resumes there.
+--state FILE keeps what was checked, so that a new watch resumes there; a
+step not read whole is not recorded as checked, so a resumed watch reads it
+again.
 
 --prune-clean-tensors N is the one way nanhunt writes inside a dump, and
 only when asked: it deletes the dump_tensor_data files of the steps it has
-checked clean, keeping those of the last N, so that a tensor dump of every
-step fits on disk. It never touches dump.json, stack.json or construct.json,
-nor a step that is not checked clean, and follows no symbolic link;
-OUT/pruned.log lists what it deleted.
+checked clean (every expected rank read whole), keeping those of the last N,
+so that a tensor dump of every step fits on disk. It never touches
+dump.json, stack.json or construct.json, nor a step that is not checked
+clean (an incomplete step keeps every rank's tensors), and follows no
+symbolic link; OUT/pruned.log lists what it deleted.
 
-Exit status: 0 stopped without an anomaly, 1 an anomaly was found, 2 unusable
-input or bad usage.`,
+Exit status: 0 stopped without an anomaly and every step checked was read
+whole, 1 an anomaly was found (in the dump, or by the log or the monitor
+alone), 2 unusable input or bad usage, 3 stopped without an anomaly but some
+expected rank-step could not be read whole (the steps were printed as
+incomplete or could not be read).`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
   nanhunt watch ./dump_path --out alarms --on-anomaly 'scancel $SLURM_JOB_ID'
   nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json
@@ -84,6 +106,8 @@ input or bad usage.`,
 	cmd.Flags().StringVar(&f.state, "state", "", "file that keeps what was checked, to resume a watch")
 	cmd.Flags().DurationVar(&f.poll, "poll", 500*time.Millisecond, "how often to look at the folder")
 	cmd.Flags().DurationVar(&f.settle, "settle", 2*time.Second, "how long a dump.json must stay unchanged to count as written")
+	cmd.Flags().DurationVar(&f.rankTimeout, "rank-timeout", 0, "how long a step that some ranks have finished waits for the others after it last moved on; then it is judged without them")
+	cmd.Flags().Lookup("rank-timeout").DefValue = fmt.Sprintf("%d × --settle", watch.DefaultRankTimeouts)
 	cmd.Flags().DurationVar(&f.idleExit, "idle-exit", 0, "stop when the folder has not changed for this long (0: never)")
 	cmd.Flags().IntVar(&f.untilStep, "until-step", -1, "stop once this step is checked")
 	cmd.Flags().IntVar(&f.nice, "nice", 10, "scheduling priority to lower the watch to (0 keeps it)")
@@ -98,8 +122,8 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if f.steps != "" {
 		return fmt.Errorf("--steps: watch checks every step as it completes (use --until-step or --state)")
 	}
-	if f.poll <= 0 || f.settle <= 0 || f.idleExit < 0 {
-		return fmt.Errorf("--poll and --settle must be above 0, --idle-exit 0 or above")
+	if f.poll <= 0 || f.settle <= 0 || f.idleExit < 0 || f.rankTimeout < 0 {
+		return fmt.Errorf("--poll and --settle must be above 0, --idle-exit and --rank-timeout 0 or above")
 	}
 	if info, err := os.Stat(path); err != nil {
 		return err
@@ -134,16 +158,17 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if f.untilStep >= 0 {
 		until = &f.untilStep
 	}
-	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
+	sidecars := f.sidecars()
+	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir, sidecars: sidecars}
 	if f.format == "text" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v); Ctrl-C stops\n", path, f.settle)
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
-	v, err := watch.Run(ctx, watch.Options{
+	res, err := watch.Run(ctx, watch.Options{
 		Path: path, Trace: trace.Options{Rules: opt.Rules, Ranks: opt.Ranks, Jobs: f.jobs, Strict: f.strict},
-		Poll: f.poll, Settle: f.settle, UntilStep: until, IdleExit: f.idleExit,
-		Sidecars: f.sidecars(), KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
+		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
+		Sidecars: sidecars, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
 	if err != nil {
 		return err
@@ -151,10 +176,21 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if w.err != nil {
 		return w.err
 	}
-	if v != nil {
-		setExit(cmd, exitAnomaly)
-	}
+	setExit(cmd, watchExit(res))
 	return nil
+}
+
+// watchExit is the exit status of a watch that ended: 1 after an alarm,
+// 3 when some expected rank-step of the steps checked was not read whole,
+// 0 only when every one was and none showed an anomaly.
+func watchExit(res watch.Result) int {
+	switch {
+	case res.Alarm != nil:
+		return exitAnomaly
+	case !res.Complete:
+		return exitIncomplete
+	}
+	return exitClean
 }
 
 // sidecars are the growing log and monitor output to follow.

@@ -9,27 +9,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/verdict"
 	"github.com/nanhunt/nanhunt/watch"
 )
 
 // watchPrinter writes the watch's events: a line each in text, one JSON
 // object each in jsonl; at the alarm, the verdict files and the hook.
 type watchPrinter struct {
-	cmd    *cobra.Command
-	f      *watchFlags
-	dump   string
-	outDir string
-	waited map[int]bool // steps whose waiting line was printed
-	err    error        // the first failure to write or run the hook
+	cmd      *cobra.Command
+	f        *watchFlags
+	dump     string
+	outDir   string
+	sidecars []watch.Sidecar // the log and the monitor followed
+	waited   map[int]bool    // steps whose waiting line was printed
+	alarmed  bool            // the alarm was raised
+	err      error           // the first failure to write or run the hook
 }
 
 // watchLine is one event in jsonl.
@@ -48,6 +54,14 @@ type watchLine struct {
 	Source  string   `json:"source,omitempty"`
 	Seen    []string `json:"seen_by,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
+	// Complete and Unread: step, anomaly and stopped events (README
+	// "How it decides", 9)
+	Complete *bool                 `json:"complete,omitempty"`
+	Unread   []verdict.UnreadRanks `json:"unread,omitempty"`
+	// an alarm a sidecar alone raised: the last dump step checked, and
+	// the alarm in words
+	LastDumped *int   `json:"last_dump_step,omitempty"`
+	Message    string `json:"message,omitempty"`
 }
 
 func (p *watchPrinter) event(e watch.Event) {
@@ -61,7 +75,10 @@ func (p *watchPrinter) event(e watch.Event) {
 	switch e.Kind {
 	case watch.EventStep:
 		line.Ranks = dump.FormatRanges(e.Ranks)
-		text = fmt.Sprintf("step %d: %s (%s)", e.Step, e.Status, rankWords(e.Ranks))
+		if e.Status != watch.StatusAfterAlarm { // listed, not read
+			line.Complete, line.Unread = completeOf(e)
+		}
+		text = stepWords(e)
 	case watch.EventWaiting:
 		line.Missing = dump.FormatRanges(e.Missing)
 		if p.waited == nil {
@@ -71,7 +88,8 @@ func (p *watchPrinter) event(e watch.Event) {
 		// once (a step that no rank finished yet is just being written)
 		if !p.waited[e.Step] && len(e.Missing) < len(e.Known) {
 			p.waited[e.Step] = true
-			text = fmt.Sprintf("step %d: waiting for %s", e.Step, rankWords(e.Missing))
+			text = fmt.Sprintf("step %d: waiting for %s (judged without %s if the step does not move on for %s)", e.Step, ranklist.Name(e.Missing),
+				map[bool]string{true: "it", false: "them"}[len(e.Missing) == 1], p.rankTimeout())
 		}
 	case watch.EventSuspect:
 		if o := e.Verdict.Origin; o != nil {
@@ -83,17 +101,78 @@ func (p *watchPrinter) event(e watch.Event) {
 	case watch.EventRecovered:
 		text = fmt.Sprintf("step %d: did not last (the next dumped step no longer shows it: an overflow the loss scaler skipped, or a dropped batch)", e.Step)
 	case watch.EventAnomaly:
-		p.alarm(e, &line)
+		p.alarmed = true
+		line.Complete, line.Unread = completeOf(e)
+		if e.Verdict.Origin == nil {
+			p.sidecarAlarm(e, &line)
+		} else {
+			p.alarm(e, &line)
+		}
 		return
 	case watch.EventStopped:
+		line.Complete, line.Unread = completeOf(e)
 		text = "stopped: " + map[string]string{"idle": "the folder stopped changing", "until-step": "--until-step reached",
 			"interrupted": "interrupted", "anomaly": "the alarm"}[e.Reason]
+		if !e.Complete && !p.alarmed {
+			text += fmt.Sprintf("\nno NaN or Inf in what could be read, but %s could not be read whole: not a clean run (exit status 3)", ranklist.UnreadWords(e.Unread))
+		}
 	}
 	if p.f.format == "jsonl" {
 		p.writeJSON(out, line)
 	} else if text != "" {
 		fmt.Fprintln(out, text)
 	}
+}
+
+// rankTimeout is --rank-timeout as the watch applies it.
+func (p *watchPrinter) rankTimeout() time.Duration {
+	if p.f.rankTimeout > 0 {
+		return p.f.rankTimeout
+	}
+	return watch.DefaultRankTimeouts * p.f.settle
+}
+
+// completeOf is an event's complete and unread, for jsonl.
+func completeOf(e watch.Event) (*bool, []verdict.UnreadRanks) {
+	complete := e.Complete
+	return &complete, e.Unread
+}
+
+// stepWords is the line of a step checked: "step 1: clean (ranks 0-3)",
+// "step 2 incomplete: rank 3 never wrote it (ranks 0-2 clean)", "step 5:
+// could not be read (ranks 0-3: unreadable)".
+func stepWords(e watch.Event) string {
+	switch e.Status {
+	case watch.StatusIncomplete:
+		var parts []string
+		for _, u := range e.Unread {
+			parts = append(parts, ranklist.Name(u.Ranks)+" "+unreadVerb(u.Reason, len(u.Ranks)))
+		}
+		return fmt.Sprintf("step %d incomplete: %s (%s clean)", e.Step, strings.Join(parts, "; "), ranklist.Name(e.Ranks))
+	case watch.StatusUnread:
+		var parts []string
+		for _, u := range e.Unread {
+			parts = append(parts, ranklist.Name(u.Ranks)+": "+u.Reason)
+		}
+		return fmt.Sprintf("step %d: could not be read (%s)", e.Step, strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("step %d: %s (%s)", e.Step, e.Status, ranklist.Name(e.Ranks))
+}
+
+// unreadVerb says why n ranks of a step were not read whole.
+func unreadVerb(reason string, n int) string {
+	one := n == 1
+	switch reason {
+	case watch.ReasonNeverFinished:
+		return "never wrote it"
+	case "no folder":
+		return map[bool]string{true: "has no folder for it", false: "have no folder for it"}[one]
+	case "unreadable":
+		return "could not be read"
+	case "damaged":
+		return map[bool]string{true: "is damaged (read up to the damage)", false: "are damaged (read up to the damage)"}[one]
+	}
+	return reason
 }
 
 func (p *watchPrinter) writeJSON(w io.Writer, line watchLine) {
@@ -106,20 +185,48 @@ func (p *watchPrinter) writeJSON(w io.Writer, line watchLine) {
 	}
 }
 
-// alarm writes the verdict and the page, prints them and runs the hook.
+// alarm writes the verdict and the page of an anomaly the dump shows,
+// prints them and runs the hook.
 func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
 	v := e.Verdict
 	v.Plan = plan.Make(v, plan.Options{Measure: plan.FromDump(p.dump)})
 	o := v.Origin
-	jsonPath := filepath.Join(p.outDir, fmt.Sprintf("verdict-step%d.json", o.Step))
-	htmlPath := filepath.Join(p.outDir, fmt.Sprintf("report-step%d.html", o.Step))
+	line.Ranks, line.Op, line.Kind, line.Stage = o.Ranks, o.Op, o.Kind, o.Stage
+	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s", o.Step, e.Source),
+		alarmEnv{ranks: o.Ranks, op: o.Op, kind: o.Kind, stage: o.Stage})
+}
+
+// sidecarAlarm is the alarm of an anomaly that only the log or the
+// monitor shows: its verdict holds what they say and what to dump.
+func (p *watchPrinter) sidecarAlarm(e watch.Event, line *watchLine) {
+	le, me := sidecarEvidence(p.sidecars)
+	v := evidence.Combine(e.Verdict, le, me, plan.Options{Measure: plan.FromDump(p.dump)})
+	what, kind, ranks := sidecarWhat(e.Source, le, me)
+	msg := sidecarWords(e, what)
+	v.NextSteps = append([]string{"The" + strings.TrimPrefix(msg, "the") + "."}, v.NextSteps...)
+	line.Ranks, line.Kind, line.LastDumped, line.Message = ranks, kind, e.LastDumped, msg
+	line.Status = ""
+	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s: %s", e.Step, e.Source, msg), alarmEnv{ranks: ranks, kind: kind})
+}
+
+// alarmEnv is what the hook's environment says of the alarm.
+type alarmEnv struct {
+	ranks           []int
+	op, kind, stage string
+}
+
+// raise writes the verdict and the page of an alarm, prints them (after
+// the headline, in text) and runs the hook.
+func (p *watchPrinter) raise(e watch.Event, line *watchLine, headline string, a alarmEnv) {
+	v := e.Verdict
+	jsonPath := filepath.Join(p.outDir, fmt.Sprintf("verdict-step%d.json", e.Step))
+	htmlPath := filepath.Join(p.outDir, fmt.Sprintf("report-step%d.html", e.Step))
 	if err := os.MkdirAll(p.outDir, 0o755); err != nil {
 		p.fail(err)
 	} else {
 		p.fail(outguard.WriteFile(jsonPath, func(w io.Writer) error { return report.JSON(w, v) }))
 		p.fail(writeHTMLReport(htmlPath, v, p.dump))
 	}
-	line.Ranks, line.Op, line.Kind, line.Stage = o.Ranks, o.Op, o.Kind, o.Stage
 	line.Verdict, line.HTML = jsonPath, htmlPath
 	for name := range e.Seen {
 		line.Seen = append(line.Seen, name)
@@ -129,31 +236,61 @@ func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
 	if p.f.format == "jsonl" {
 		p.writeJSON(out, *line)
 	} else {
-		fmt.Fprintf(out, "step %d: ANOMALY, first seen by the %s\n\n", o.Step, e.Source)
+		fmt.Fprintf(out, "%s\n\n", headline)
 		p.fail(report.Text(out, v))
 		fmt.Fprintf(out, "verdict: %s\nreport:  %s\n", jsonPath, htmlPath)
 	}
 	if p.f.onAnomaly != "" {
 		env := []string{
-			fmt.Sprintf("NANHUNT_STEP=%d", o.Step), "NANHUNT_RANKS=" + dump.FormatRanges(o.Ranks), "NANHUNT_OP=" + o.Op,
-			"NANHUNT_KIND=" + o.Kind, "NANHUNT_STAGE=" + o.Stage, "NANHUNT_VERDICT=" + jsonPath, "NANHUNT_HTML=" + htmlPath,
+			fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + dump.FormatRanges(a.ranks), "NANHUNT_OP=" + a.op,
+			"NANHUNT_KIND=" + a.kind, "NANHUNT_STAGE=" + a.stage, "NANHUNT_VERDICT=" + jsonPath, "NANHUNT_HTML=" + htmlPath,
 			"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + p.dump,
 		}
 		p.fail(runHook(p.cmd.Context(), p.f.onAnomaly, env))
 	}
 }
 
+// sidecarWhat is what a sidecar showed, in words ("NaN"), its kind
+// ("nan", "" when not told) and the ranks it names.
+func sidecarWhat(source string, le *verdict.LogEvidence, me *verdict.MonitorEvidence) (string, string, []int) {
+	switch {
+	case source == "log" && le != nil:
+		if w := kindWords[le.Kind]; w != "" {
+			return w, le.Kind, le.Ranks
+		}
+		return "a non-finite value", le.Kind, le.Ranks
+	case source == "monitor" && me != nil:
+		return "a non-finite value", "", me.Ranks
+	}
+	return "a non-finite value", "", nil
+}
+
+var kindWords = map[string]string{"nan": "NaN", "inf": "Inf"}
+
+// sidecarWords says what the sidecar saw and what the dump holds of that
+// step: "the log shows NaN at step 2; the dump stops at step 1: dump step
+// 2".
+func sidecarWords(e watch.Event, what string) string {
+	head := fmt.Sprintf("the %s shows %s at step %d", e.Source, what, e.Step)
+	switch {
+	case e.LastDumped == nil:
+		return fmt.Sprintf("%s; no step of the dump was checked: dump step %d", head, e.Step)
+	case e.Status == "" && *e.LastDumped < e.Step:
+		return fmt.Sprintf("%s; the dump stops at step %d: dump step %d", head, *e.LastDumped, e.Step)
+	case e.Status == "":
+		return fmt.Sprintf("%s; the dump has no step %d (it was checked up to step %d): dump step %d", head, e.Step, *e.LastDumped, e.Step)
+	case e.Status == watch.StatusClean:
+		return fmt.Sprintf("%s; the dump's step %d and the next show none: check how the %s numbers steps, and which ranks are dumped", head, e.Step, e.Source)
+	case e.Status == "recovered":
+		return fmt.Sprintf("%s; the dump's anomaly at step %d did not last", head, e.Step)
+	}
+	return fmt.Sprintf("%s; the dump's step %d could not be read whole", head, e.Step)
+}
+
 func (p *watchPrinter) fail(err error) {
 	if err != nil && p.err == nil {
 		p.err = err
 	}
-}
-
-func rankWords(ranks []int) string {
-	if len(ranks) == 1 {
-		return "rank " + dump.FormatRanges(ranks)
-	}
-	return "ranks " + dump.FormatRanges(ranks)
 }
 
 // suspectWords says what a step's own check found.
@@ -163,7 +300,7 @@ func suspectWords(e watch.Event) string {
 		if kind == "" {
 			kind = v.Origin.Kind
 		}
-		return fmt.Sprintf("%s on %s at %s", kind, rankWords(v.Origin.Ranks), v.Origin.Op)
+		return fmt.Sprintf("%s on %s at %s", kind, ranklist.Name(v.Origin.Ranks), v.Origin.Op)
 	}
 	return "an anomaly"
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nanhunt/nanhunt/evidence"
 	"github.com/nanhunt/nanhunt/monitor"
+	"github.com/nanhunt/nanhunt/verdict"
+	"github.com/nanhunt/nanhunt/watch"
 )
 
 // logSidecar follows growing training logs: they are read again when they
@@ -16,6 +18,7 @@ import (
 type logSidecar struct {
 	f    *evidenceFlags
 	size int64
+	last *verdict.LogEvidence // what the logs said at the last read
 }
 
 func (s *logSidecar) Name() string { return "log" }
@@ -36,6 +39,7 @@ func (s *logSidecar) FirstBad(ctx context.Context) (int, bool, error) {
 		return 0, false, err
 	}
 	le := evidence.FromLog(l)
+	s.last = le
 	if le == nil || le.FirstNaNStep == nil {
 		return 0, false, nil
 	}
@@ -48,6 +52,7 @@ type monitorSidecar struct {
 	f     *evidenceFlags
 	size  int64
 	after time.Time
+	last  *verdict.MonitorEvidence // what the monitor said at the last read
 }
 
 func (s *monitorSidecar) Name() string { return "monitor" }
@@ -79,8 +84,25 @@ func (s *monitorSidecar) FirstBad(ctx context.Context) (int, bool, error) {
 		return 0, false, nil // not readable yet: looked at again when it grows
 	}
 	me := evidence.FromMonitor(run)
+	s.last = me
 	if me == nil || me.Step == nil {
 		return 0, false, nil
 	}
 	return *me.Step, true, nil
+}
+
+// sidecarEvidence is what the sidecars said at their last read (nil for a
+// source not followed).
+func sidecarEvidence(sidecars []watch.Sidecar) (*verdict.LogEvidence, *verdict.MonitorEvidence) {
+	var le *verdict.LogEvidence
+	var me *verdict.MonitorEvidence
+	for _, sc := range sidecars {
+		switch sc := sc.(type) {
+		case *logSidecar:
+			le = sc.last
+		case *monitorSidecar:
+			me = sc.last
+		}
+	}
+	return le, me
 }

@@ -47,3 +47,14 @@ func UnreadWords(rows []verdict.UnreadRanks) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// UnreadAt are the rows of one step.
+func UnreadAt(rows []verdict.UnreadRanks, step int) []verdict.UnreadRanks {
+	var out []verdict.UnreadRanks
+	for _, u := range rows {
+		if u.Step == step {
+			out = append(out, u)
+		}
+	}
+	return out
+}

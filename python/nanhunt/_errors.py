@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 
 class NanhuntError(Exception):
@@ -35,6 +35,39 @@ class NanhuntError(Exception):
         self.stderr = stderr
 
 
+class IncompleteError(NanhuntError):
+    """The watch could not read whole some rank-steps it expected: raised
+    by ``StepGuard.step()`` with ``raise_on_incomplete=True``. No NaN/Inf
+    was found in what could be read, but none is ruled out in the rest.
+
+    ``event`` is the watch's event that said so (a ``step`` event with
+    "status" "incomplete" or "unread", or the ``stopped`` event); ``unread``
+    its rank-steps not read whole, as ``{"step", "ranks", "reason"}``.
+    """
+
+    def __init__(self, event: Dict[str, Any]) -> None:
+        self.event = event
+        self.unread: List[Dict[str, Any]] = list(event.get("unread") or [])
+        super().__init__(describe_unread(event))
+
+
+class IncompleteWarning(UserWarning):
+    """A step the watch could not read whole: issued by ``StepGuard.step()``
+    (unless raise_on_incomplete), again only when the ranks or the reason
+    change."""
+
+
+def describe_unread(event: Dict[str, Any]) -> str:
+    """One line for rank-steps a watch could not read whole."""
+    parts = []
+    for u in event.get("unread") or []:
+        ranks = u.get("ranks") or []
+        who = ("rank " if len(ranks) == 1 else "ranks ") + ",".join(str(r) for r in ranks)
+        parts.append(f"step {u.get('step')} ({who}: {u.get('reason')})")
+    what = "; ".join(parts) or "some rank-steps"
+    return f"nanhunt: {what} could not be read whole: no NaN or Inf in what could be read, but this is no clean run"
+
+
 class AnomalyError(Exception):
     """A NaN/Inf that lasts was found while training: raised by
     ``StepGuard.step()``.
@@ -51,8 +84,12 @@ class AnomalyError(Exception):
 
 
 def describe(verdict: Dict[str, Any], event: Dict[str, Any]) -> str:
-    """One line for an anomaly: where the first NaN/Inf was born."""
+    """One line for an anomaly: where the first NaN/Inf was born, or what
+    the log or the monitor alone showed."""
     origin = verdict.get("origin") or {}
+    if not origin and event.get("message"):
+        where = f" (verdict: {event['verdict']})" if event.get("verdict") else ""
+        return f"nanhunt: {event['message']}{where}"
     step = origin.get("step", event.get("step"))
     ranks = origin.get("ranks", event.get("ranks"))
     op = origin.get("op", event.get("op"))

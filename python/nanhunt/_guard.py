@@ -8,12 +8,13 @@ import os
 import queue
 import threading
 import time
+import warnings
 import weakref
 from types import TracebackType
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, Type
 
 from . import _watch
-from ._errors import AnomalyError, NanhuntError
+from ._errors import AnomalyError, IncompleteError, IncompleteWarning, NanhuntError, describe_unread
 from ._run import PathLike
 from ._watch import Event
 
@@ -30,7 +31,19 @@ class StepGuard:
     ``on_anomaly(verdict)`` when given, then raises AnomalyError carrying
     the verdict when raise_on_anomaly is true (once). An overflow that the
     next step no longer shows (a loss scaler skipped it) is no alarm: it is
-    kept in ``guard.recovered``.
+    kept in ``guard.recovered``. An anomaly found while some ranks of its
+    step never finished writing it (a rank crashed) is an alarm too, its
+    verdict naming them (``verdict["unread"]``, reason "never finished");
+    so is a NaN that only the followed log or monitor shows (``log=``,
+    ``monitor=``), with a verdict without origin.
+
+    Silence is not a clean bill: a step the watch could not read whole (a
+    rank that never finished it, a dump.json that cannot be read) is
+    recorded in ``guard.incomplete``, ``guard.complete`` turns False, and
+    ``guard.step()`` issues an IncompleteWarning (again only when the ranks
+    or the reason change), or raises IncompleteError (a NanhuntError) once
+    when raise_on_incomplete is true. A watch that ends with exit status 3
+    (no anomaly, not everything read whole) is reported the same way.
 
     dump_path: msprobe's dump_path (step0/, step1/, ... as they are written).
     out_dir: where the watch writes the verdict and HTML report of the
@@ -41,10 +54,11 @@ class StepGuard:
         at most lag_timeout seconds: with 1, the loop stops at the step after
         the anomaly, which the watch reads to see that it lasts (0 waits for
         each step to settle). It waits only when both steps were dumped (a
-        stepN folder exists).
+        stepN folder exists). When a wait runs out (the watch is stuck), it
+        warns once and does not wait again until the watch moves on.
     first_step: the msprobe step of the first ``guard.step()`` call.
     options: flags of ``nanhunt watch`` (see ``nanhunt.watch``): settle,
-        poll, log, monitor, rules, strict, jobs, state, ...
+        poll, rank_timeout, log, monitor, rules, strict, jobs, state, ...
     """
 
     def __init__(
@@ -54,6 +68,7 @@ class StepGuard:
         raise_on_anomaly: bool = True,
         out_dir: Optional[PathLike] = None,
         *,
+        raise_on_incomplete: bool = False,
         max_lag: Optional[int] = None,
         lag_timeout: float = 60.0,
         first_step: int = 0,
@@ -65,6 +80,7 @@ class StepGuard:
         self.out_dir = os.fspath(out_dir) if out_dir is not None else None
         self.on_anomaly = on_anomaly
         self.raise_on_anomaly = raise_on_anomaly
+        self.raise_on_incomplete = raise_on_incomplete
         self.max_lag = max_lag
         self.lag_timeout = lag_timeout
         self.first_step = first_step
@@ -77,22 +93,36 @@ class StepGuard:
         self.anomaly_event: Optional[Event] = None
         #: the "recovered" events: overflows that did not last
         self.recovered: List[Event] = []
+        #: the events of steps the watch could not read whole ("step" events
+        #: with status "incomplete" or "unread"; the "stopped" event of a
+        #: watch that ended incomplete without one)
+        self.incomplete: List[Event] = []
         #: the last events the watch reported, oldest first
         self.events: Deque[Event] = collections.deque(maxlen=1000)
         #: how many times step() was called
         self.steps = 0
         self._checked = first_step - 1  # the last step the watch is done with
         self._suspect: Optional[int] = None  # a step waiting for the next one to tell
+        self._stalled_at: Optional[int] = None  # _checked when a wait ran out
         self._ended = False
         self._handled = False
+        self._told = 0  # how many incomplete events step() has dealt with
+        self._warned = ""  # the unread ranks and reasons of the last warning
+        self._raised_incomplete = False
         self._queue: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
         self._process: Optional[_watch.Process] = None
         self._closed = False
 
+    @property
+    def complete(self) -> bool:
+        """True while every step the watch has checked was read whole."""
+        return not self.incomplete
+
     def step(self) -> None:
         """Count one training step; raise AnomalyError (or call on_anomaly)
         when the watch has reported the anomaly, NanhuntError when the watch
-        failed."""
+        failed; warn of (or raise IncompleteError for) the steps it could
+        not read whole."""
         if self._closed:
             raise NanhuntError("StepGuard.step() after close()")
         self.steps += 1
@@ -113,12 +143,39 @@ class StepGuard:
                 self.on_anomaly(self.anomaly)
             if self.raise_on_anomaly:
                 raise AnomalyError(self.anomaly, self.anomaly_event)
+        self._tell_incomplete()
+
+    def _tell_incomplete(self) -> None:
+        """Warn of the steps not read whole reported since the last call,
+        or raise IncompleteError for the first one."""
+        fresh, self._told = self.incomplete[self._told :], len(self.incomplete)
+        for event in fresh:
+            if self.raise_on_incomplete and not self._raised_incomplete:
+                self._raised_incomplete = True
+                raise IncompleteError(event)
+            said = str([(u.get("ranks"), u.get("reason")) for u in event.get("unread") or []])
+            if said != self._warned and not self.raise_on_incomplete:
+                self._warned = said
+                warnings.warn(describe_unread(event), IncompleteWarning, stacklevel=3)
 
     def close(self) -> None:
-        """Stop the watch (nothing happens when it never started)."""
+        """Stop the watch (nothing happens when it never started), and take
+        what it reported until then, so that ``guard.complete`` and
+        ``guard.incomplete`` hold every step it checked."""
         self._closed = True
         if self._process is not None:
             self._process.stop()
+            self._drain_to_end(timeout=5.0)
+
+    def _drain_to_end(self, timeout: float) -> None:
+        """Take the watch's last reports until its end, at most timeout
+        seconds; a failure of a watch that was stopped is not raised."""
+        deadline = time.monotonic() + timeout
+        while not self._ended and time.monotonic() < deadline:
+            try:
+                self._drain(timeout=min(0.5, max(deadline - time.monotonic(), 0.01)))
+            except NanhuntError:
+                return
 
     def __enter__(self) -> "StepGuard":
         return self
@@ -165,6 +222,10 @@ class StepGuard:
             self.anomaly_event = event
         elif kind == "recovered":
             self.recovered.append(event)
+        elif kind == "step" and event.get("status") in ("incomplete", "unread"):
+            self.incomplete.append(event)
+        elif kind == "stopped" and event.get("complete") is False and not self.incomplete and self.anomaly_event is None:
+            self.incomplete.append(event)
         if not isinstance(step, int):
             return
         if kind == "suspect":
@@ -186,11 +247,22 @@ class StepGuard:
 
     def _catch_up(self, step: int) -> None:
         """Wait until the watch is done with step, has reported the anomaly
-        or has ended, at most lag_timeout seconds."""
+        or has ended, at most lag_timeout seconds; not at all while the
+        watch has not moved on since a wait ran out."""
+        if self._stalled_at is not None and self._checked <= self._stalled_at:
+            return
+        self._stalled_at = None
         deadline = time.monotonic() + self.lag_timeout
         while self._checked < step and self.anomaly_event is None and not self._ended:
             left = deadline - time.monotonic()
             if left <= 0:
+                self._stalled_at = self._checked
+                warnings.warn(
+                    f"nanhunt: the watch is still at step {self._checked + 1} after {self.lag_timeout} s; "
+                    "StepGuard does not wait for it again until it moves on",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
                 return
             self._drain(timeout=min(left, 0.5))
 

@@ -27,6 +27,7 @@ WATCH: Dict[str, str] = {
     "state": _options.TEXT,
     "poll": _options.DURATION,
     "settle": _options.DURATION,
+    "rank_timeout": _options.DURATION,
     "idle_exit": _options.DURATION,
     "until_step": _options.INT,
     "nice": _options.INT,
@@ -69,7 +70,9 @@ class Process:
 
     def events(self) -> Iterator[Event]:
         """Each event as it comes; at the end, NanhuntError when the watch
-        failed (exit status 2 or a signal other than our stop). Only one
+        failed (exit status 2 or a signal other than our stop). Exit status
+        0, 1 and 3 are answers (3: it ended without an anomaly, but some
+        rank-steps could not be read whole; the events said which). Only one
         reader may call it."""
         assert self.proc.stdout is not None
         try:
@@ -88,7 +91,9 @@ class Process:
             status = self.proc.wait()
             self._stderr_reader.join(timeout=5)
             stopped = self.stopping and status in (-signal.SIGINT, -signal.SIGTERM, -signal.SIGKILL)
-            if status not in (0, 1) and not stopped:
+            # 0 clean, 1 anomaly, 3 no anomaly in what could be read but
+            # not everything was: each is an answer
+            if status not in (0, 1, 3) and not stopped:
                 raise failure("watch", status, "", self.stderr())
         finally:
             self.proc.stdout.close()
@@ -142,24 +147,39 @@ def watch(
 ) -> "Iterator[Event] | Optional[Event]":
     """Run ``nanhunt watch DUMP_PATH --format jsonl`` and give its events as
     dicts, each with "event" and "time": ``step`` (a step checked: "step",
-    "status" "clean", "ranks" "0-3"), ``waiting`` ("missing" ranks),
-    ``suspect`` (a step shows an anomaly; the next dumped step tells whether
-    it lasts), ``evidence`` (the log or monitor shows a non-finite value),
-    ``recovered`` (it did not last: no alarm), ``anomaly`` (the alarm:
-    "step", "ranks", "op", "kind", "stage", "source", and the "verdict" and
-    "html" files written) and ``stopped`` ("reason": idle, until-step,
-    interrupted, anomaly).
+    "status", "ranks" "0-3" read whole, "complete"), ``waiting`` ("missing"
+    ranks), ``suspect`` (a step shows an anomaly; the next dumped step tells
+    whether it lasts), ``evidence`` (the log or monitor shows a non-finite
+    value), ``recovered`` (it did not last: no alarm), ``anomaly`` (the
+    alarm: "step", "ranks", "op", "kind", "stage", "source", "complete",
+    and the "verdict" and "html" files written) and ``stopped`` ("reason":
+    idle, until-step, interrupted, anomaly; "complete" and "unread" for the
+    whole watch).
+
+    A step's "status" is "clean" only when every expected rank of it was
+    read whole; "incomplete" (some were not, the others hold no NaN/Inf)
+    and "unread" (none was) come with "complete": False and "unread", the
+    rank-steps not read whole as ``{"step", "ranks", "reason"}`` ("never
+    finished": the watch stopped waiting for that rank after rank_timeout;
+    "no folder", "unreadable", "damaged"). Such a watch ends with exit
+    status 3, which is an answer, not a failure: no NaN/Inf in what could be
+    read, but it is no clean run. An anomaly that only the followed log or
+    monitor shows is an ``anomaly`` event too, with that "source", no "op",
+    "last_dump_step" and a "message" ("the log shows NaN at step 2; the dump
+    stops at step 1: dump step 2"); its verdict has no origin.
 
     Without on_event it returns a generator of the events, which ends when
     the watch does; closing the generator (or leaving a for loop over it)
     stops the watch. With on_event it calls on_event(event) for each and
-    returns the anomaly event, or None when the watch ended without one.
+    returns the anomaly event, or None when the watch ended without one
+    (look at the ``stopped`` event's "complete" before calling that clean).
 
     The options are the flags of ``nanhunt watch``: out_dir (--out),
     exit_on_anomaly, on_anomaly (a shell command), state, poll, settle,
-    idle_exit (durations), until_step, nice, ranks, rules, strict, jobs, and
-    the evidence flags log, log_format, log_pattern, log_step_offset,
-    monitor, tp_size. A failed watch (exit status 2) raises NanhuntError.
+    rank_timeout, idle_exit (durations), until_step, nice, ranks, rules,
+    strict, jobs, and the evidence flags log, log_format, log_pattern,
+    log_step_offset, monitor, tp_size. A failed watch (exit status 2)
+    raises NanhuntError.
     """
     events = _events(argv(dump_path, options))
     _binary.find()  # a missing binary fails here, not at the first event

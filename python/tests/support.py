@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.dirname(HERE)
@@ -72,3 +73,12 @@ def synth(scenario: str, out: str) -> str:
     subprocess.run([binary(), "synth", "--scenario", scenario, "-o", out], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     return out
+
+
+def step_until(guard, seconds: float, pause: float = 0.05) -> None:
+    """Call guard.step() every pause seconds for at most seconds: what it
+    raises meanwhile goes to the caller (assertRaises)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        guard.step()
+        time.sleep(pause)

@@ -49,10 +49,10 @@ class WatchFlags(unittest.TestCase):
     def test_argv(self):
         args = _watch.argv("dump", {"out_dir": "alarms", "exit_on_anomaly": True, "settle": 0.5,
                                     "poll": datetime.timedelta(milliseconds=100), "idle_exit": "10m",
-                                    "until_step": 7})
+                                    "until_step": 7, "rank_timeout": 8})
         self.assertEqual(args, ["watch", "--format", "jsonl", "--out", "alarms", "--exit-on-anomaly",
                                 "--settle", "500.0ms", "--poll", "100.0ms", "--idle-exit", "10m", "--until-step", "7",
-                                "--", "dump"])
+                                "--rank-timeout", "8s", "--", "dump"])
 
     def test_whole_seconds(self):
         self.assertEqual(_options.duration(2), "2s")

@@ -6,10 +6,9 @@ import os
 import stat
 import sys
 import tempfile
-import time
 import unittest
 
-import support  # noqa: F401  (puts the package under test on sys.path)
+import support
 import nanhunt
 
 # the stand-in: prints the lines of $FAKE_LINES (separated by "|"), then
@@ -61,16 +60,31 @@ class Failures(unittest.TestCase):
         self.assertEqual((cm.exception.message, cm.exception.status), ("--out: inside the dump", 2))
         self.assertIn("slow disk", cm.exception.stderr)
 
+    def test_exit_3_is_an_answer(self):
+        # no anomaly, but some rank-steps not read whole: the events say so, the watch did not fail
+        os.environ.update(FAKE_EXIT="3", FAKE_LINES='{"event": "stopped", "reason": "idle", "complete": false}')
+        self.assertEqual(list(nanhunt.watch(self.tmp)), [{"event": "stopped", "reason": "idle", "complete": False}])
+        os.environ["FAKE_EXIT"] = "4"
+        with self.assertRaises(nanhunt.NanhuntError):
+            list(nanhunt.watch(self.tmp))
+
+    def test_guard_reports_a_watch_that_ended_incomplete(self):
+        os.environ.update(FAKE_EXIT="3", FAKE_LINES='{"event": "stopped", "reason": "idle", "complete": false, '
+                                                    '"unread": [{"step": 5, "ranks": [0, 1], "reason": "unreadable"}]}')
+        guard = nanhunt.StepGuard(self.tmp, raise_on_incomplete=True)
+        self.addCleanup(guard.close)
+        with self.assertRaises(nanhunt.IncompleteError) as cm:
+            support.step_until(guard, 10)
+        self.assertIn("step 5 (ranks 0,1: unreadable) could not be read whole", str(cm.exception))
+        self.assertFalse(guard.complete)
+
     def test_alarm_whose_verdict_cannot_be_read(self):
         missing = os.path.join(self.tmp, "verdict-step2.json")
         os.environ["FAKE_LINES"] = f'{{"event": "anomaly", "step": 2, "verdict": "{missing}"}}'
         guard = nanhunt.StepGuard(self.tmp)
         self.addCleanup(guard.close)
-        deadline = time.monotonic() + 10
         with self.assertRaises(nanhunt.NanhuntError) as cm:
-            while time.monotonic() < deadline:
-                guard.step()
-                time.sleep(0.05)
+            support.step_until(guard, 10)
         self.assertEqual(cm.exception.file, missing)
 
 
