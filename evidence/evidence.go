@@ -22,7 +22,7 @@ func Combine(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorE
 			Warnings: []verdict.Warning{}, NextSteps: []string{}, Steps: []verdict.StepState{},
 			Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}},
 		}
-		v.Anomaly = (log != nil && log.FirstNaNStep != nil) || (mon != nil && mon.Step != nil)
+		v.Anomaly = seenByLog(log) || seenByMonitor(mon)
 	}
 	if log == nil && mon == nil {
 		return v
@@ -47,6 +47,11 @@ func Combine(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorE
 			e.contradict("The log prints a non-finite %s at step %d, but the monitor shows nothing until step %d: the monitor's targets or ops (add \"nans\") miss where it is.", metricName(log.FirstNaNMetric), l, m)
 		}
 	}
+	if v.Origin == nil && (seenByLog(log) || seenByMonitor(mon)) {
+		// the dump holds none, yet the log or the monitor saw one: a NaN
+		// the dump does not cover is no clean run
+		v.Anomaly = true
+	}
 	v.Plan = plan.Make(v, opt)
 	if early, ok := plan.EarliestStep(e.Evidence); ok && (len(dumped) == 0 || early < dumped[0] || v.Origin == nil) {
 		v.Plan = plan.FromEvidence(v, opt)
@@ -56,6 +61,13 @@ func Combine(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorE
 	}
 	return v
 }
+
+// seenByLog and seenByMonitor report whether the log or the monitor shows
+// a non-finite value (a skipped iteration the loss scaler recovered from
+// is none).
+func seenByLog(log *verdict.LogEvidence) bool { return log != nil && log.FirstNaNStep != nil }
+
+func seenByMonitor(mon *verdict.MonitorEvidence) bool { return mon != nil && mon.Step != nil }
 
 // sheet is the evidence being written: what agrees, what contradicts.
 type sheet struct{ *verdict.Evidence }

@@ -141,6 +141,33 @@ func TestCombineCleanEvidence(t *testing.T) {
 	}
 }
 
+// A dump that holds no anomaly beside a log or a monitor that shows one is
+// no clean run: the verdict is an anomaly without an origin, with the plan
+// that dumps where the evidence points.
+func TestCombineEvidenceBeyondTheDump(t *testing.T) {
+	clean := func() *verdict.Verdict {
+		return &verdict.Verdict{Schema: verdict.Schema, Complete: true, Steps: []verdict.StepState{{Step: 0, Status: "clean"}, {Step: 1, Status: "clean"}},
+			Scanned: verdict.Scanned{Steps: []int{0, 1}, Files: 8}}
+	}
+	for name, c := range map[string]struct {
+		log *verdict.LogEvidence
+		mon *verdict.MonitorEvidence
+	}{
+		"log after the dump":     {log: &verdict.LogEvidence{Files: 1, FirstNaNStep: intp(2), FirstNaNMetric: "loss", Kind: "nan"}},
+		"log at a clean step":    {log: &verdict.LogEvidence{Files: 1, FirstNaNStep: intp(1), FirstNaNMetric: "loss", Kind: "nan"}},
+		"monitor after the dump": {mon: &verdict.MonitorEvidence{Step: intp(3), Stage: "forward"}},
+	} {
+		v := Combine(clean(), c.log, c.mon, plan.Options{DumpPath: "/d"})
+		if !v.Anomaly || v.Origin != nil || v.Plan == nil {
+			t.Errorf("%s: anomaly %v, origin %+v, plan %v: want an anomaly without origin, and a plan", name, v.Anomaly, v.Origin, v.Plan != nil)
+		}
+	}
+	v := Combine(clean(), &verdict.LogEvidence{Files: 1}, nil, plan.Options{})
+	if v.Anomaly {
+		t.Errorf("a log without a non-finite value made an anomaly")
+	}
+}
+
 // The monitor's source ranks narrow the plan to them plus one rank to
 // compare with.
 func TestEvidencePlanRanks(t *testing.T) {

@@ -25,13 +25,20 @@ func (p *printer) evidenceHeadline(v *verdict.Verdict) {
 		p.f("nanhunt: no NaN or Inf in the %s.\n\n", sources(e))
 		return
 	}
-	p.f("nanhunt: %s.\n\n", evidenceAnswer(e, verb))
+	p.f("nanhunt: %s.\n\n", evidenceAnswer(v, verb))
+}
+
+// evidenceOverDump reports a verdict whose dump holds no anomaly while the
+// log or the monitor shows one.
+func evidenceOverDump(v *verdict.Verdict) bool {
+	return v.Anomaly && v.Origin == nil && v.Evidence != nil && v.Scanned.Files > 0
 }
 
 // evidenceAnswer is the first line of a verdict without a dump: what was
 // seen, at which step and iteration, on which ranks, as far as the log and
 // the monitor tell.
-func evidenceAnswer(e *verdict.Evidence, verb string) string {
+func evidenceAnswer(v *verdict.Verdict, verb string) string {
+	e := v.Evidence
 	what, step, iteration, where := "a non-finite value", (*int)(nil), (*int)(nil), ""
 	if l := e.Log; l != nil && l.FirstNaNStep != nil {
 		what = withArticle(kindWord(l.Kind) + " " + strings.ReplaceAll(l.FirstNaNMetric, "_", " "))
@@ -65,9 +72,12 @@ func evidenceAnswer(e *verdict.Evidence, verb string) string {
 		fmt.Fprintf(&b, " first at step %d", *step)
 	}
 	b.WriteString(where)
-	if where != "" {
+	switch {
+	case v.Scanned.Files > 0:
+		fmt.Fprintf(&b, "; the dump (%s) holds no NaN or Inf, so it does not cover where it began", stepsWord(v.Scanned.Steps))
+	case where != "":
 		b.WriteString("; without a dump the op that made it is unknown")
-	} else {
+	default:
 		b.WriteString("; without a dump the op and the rank that made it are unknown")
 	}
 	return b.String()

@@ -34,7 +34,7 @@ func TestEvidenceAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := evidenceAnswer(&tt.e, tt.verb); got != tt.want {
+			if got := evidenceAnswer(&verdict.Verdict{Evidence: &tt.e}, tt.verb); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})

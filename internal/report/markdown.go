@@ -20,7 +20,7 @@ func Summary(v *verdict.Verdict) []string {
 	p := &printer{w: &b}
 	withOrigin := v.Anomaly && v.Origin != nil
 	switch {
-	case evidenceOnly(v):
+	case evidenceOnly(v), evidenceOverDump(v):
 		p.evidenceHeadline(v)
 	case withOrigin:
 		p.headline(v)

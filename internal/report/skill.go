@@ -136,6 +136,9 @@ func SkillOf(v *verdict.Verdict) SkillOutput {
 	o := v.Origin
 	if o == nil {
 		switch {
+		case v.Anomaly && v.Scanned.Files > 0:
+			out.Notes = append(out.Notes, "the dump holds no NaN/Inf, but the training log or the monitor shows one the dump does not cover; "+
+				"nanhunt plan writes the msprobe config.json that dumps the steps and ranks they point at")
 		case v.Anomaly:
 			out.Notes = append(out.Notes, "no dump was analysed: the NaN/Inf comes from the training log or the monitor; "+
 				"nanhunt plan writes the msprobe config.json that dumps the steps and ranks they point at")

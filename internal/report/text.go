@@ -28,6 +28,11 @@ func Text(w io.Writer, v *verdict.Verdict) error {
 	case !v.Anomaly:
 		p.clean(v)
 		p.evidence(v)
+	case evidenceOverDump(v):
+		p.evidenceHeadline(v)
+		p.unread(v)
+		p.evidence(v)
+		p.plan(v, true)
 	default:
 		p.headline(v)
 		p.recovered(v)

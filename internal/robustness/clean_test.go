@@ -200,6 +200,21 @@ func falseCleanCases() []adversarialCase {
 			},
 		},
 		{
+			class: "false clean", name: "log-after-the-dump",
+			input:  "the dump stops at step 1, clean; the training log prints a NaN loss at step 2 (nanhunt synth log-negative)",
+			answer: "exit 1: the log shows the NaN, the dump does not cover it, and the plan dumps it",
+			setup: func(t *testing.T, in, out string) []string {
+				synthWith(t, "log-negative", filepath.Join(in, "dump"), "--log-dir", filepath.Join(in, "logs"))
+				for _, s := range []string{"step2", "step3"} {
+					if err := os.RemoveAll(filepath.Join(in, "dump", s)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return []string{"trace", filepath.Join(in, "dump"), "--log", filepath.Join(in, "logs", "train.log")}
+			},
+			exit: exitAnomaly, message: `^nanhunt: the training log shows a NaN loss first at iteration 3 \(dump step 2\); the dump \(step 1\) holds no NaN or Inf`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
 			class: "false clean", name: "advice-from-unread-step",
 			input:  "a fused optimizer writes NaN weights at step 2 (nanhunt synth optimizer-nan-fused) and step 2's files are garbage",
 			answer: "the advice does not call step 2 dumped and clean",
@@ -221,13 +236,17 @@ func falseCleanCases() []adversarialCase {
 }
 
 // synth writes a generated scenario under dir with the nanhunt binary.
-func synth(t *testing.T, scenario, dir string) {
+func synth(t *testing.T, scenario, dir string) { synthWith(t, scenario, dir) }
+
+// synthWith is synth with more flags (--log-dir, --monitor-dir).
+func synthWith(t *testing.T, scenario, dir string, flags ...string) {
 	t.Helper()
 	bin, err := binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "synth", "--scenario", scenario, "-o", dir).CombinedOutput(); err != nil {
+	args := append([]string{"synth", "--scenario", scenario, "-o", dir}, flags...)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("nanhunt synth %s: %v\n%s", scenario, err, out)
 	}
 }
