@@ -1,9 +1,12 @@
 package dump
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -285,5 +288,47 @@ func TestReadAncestors(t *testing.T) {
 				t.Errorf("%s: chain of %s is %v, want %v", name, call, g, w)
 			}
 		}
+	}
+}
+
+// A stack shared by more names than are kept (stack.json v2) reads in
+// memory that does not grow with the group: the wanted names come back
+// with their frames; asked about every name, the kept ones do and the
+// truncation is said.
+func TestReadStacksHugeGroup(t *testing.T) {
+	const n = 300_000
+	var b strings.Builder
+	b.WriteString(`{"0": [[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"Torch.add.%d.forward"`, i)
+	}
+	b.WriteString(`], ["File /job/train.py, line 7, in step, \n opt.step()"]]}`)
+	text := b.String()
+	want := map[string]bool{"Torch.add.5.forward": true, "Torch.add.299999.forward": true}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := ReadStacks(strings.NewReader(text), want)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["Torch.add.299999.forward"][0].Line != 7 {
+		t.Errorf("got %d stacks, want the 2 asked for with their frames: %v", len(got), got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 3<<20 {
+		t.Errorf("reading a group of %d names allocated %d kB: it grows with the group", n, grew>>10)
+	}
+
+	all, err := ReadStacksWhere(strings.NewReader(text), want, func([]Frame) bool { return true })
+	if !errors.Is(err, ErrStackGroupTooLarge) {
+		t.Errorf("err %v, want ErrStackGroupTooLarge", err)
+	}
+	if len(all) != maxGroupNames+1 || all["Torch.add.299999.forward"] == nil {
+		t.Errorf("asked about every name: %d kept, want the first %d and the ones asked for", len(all), maxGroupNames)
 	}
 }

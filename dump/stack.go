@@ -80,6 +80,9 @@ type StackFile struct {
 	// nan-overflow-detection skill documents; msprobe writes lines of text
 	// (v1) or [[names], [lines]] (v2).
 	Triples int
+	// Truncated is set (ErrStackGroupTooLarge) when a stack that also
+	// accepted had more names than were kept.
+	Truncated error
 }
 
 // ReadStacks reads stack.json (format v1 {"name": [lines]} or v2
@@ -105,6 +108,9 @@ func ReadStackFile(r io.Reader, want map[string]bool) (StackFile, error) {
 // of thousands without naming them all.
 func ReadStacksWhere(r io.Reader, want map[string]bool, also func([]Frame) bool) (map[string][]Frame, error) {
 	sf, err := readStackFile(r, want, also)
+	if err == nil {
+		err = sf.Truncated
+	}
 	return sf.Frames, err
 }
 
@@ -147,23 +153,30 @@ func readStackFile(r io.Reader, want map[string]bool, also func([]Frame) bool) (
 		if len(lines) == 0 {
 			continue
 		}
-		keepFrames(out, &names, want, also, func() []Frame {
+		accepted := keepFrames(out, &names, want, also, func() []Frame {
 			frames := make([]Frame, len(lines))
 			for i, l := range lines {
 				frames[i] = ParseFrame(l)
 			}
 			return frames
 		})
+		if accepted && names.truncated && sf.Truncated == nil {
+			sf.Truncated = fmt.Errorf("stack.json: offset %d: %w", lx.InputOffset(), ErrStackGroupTooLarge)
+		}
 	}
 }
+
+// ErrStackGroupTooLarge says that a stack asked about was shared by more
+// than maxGroupNames names: only that many were kept beside the wanted
+// ones.
+var ErrStackGroupTooLarge = fmt.Errorf("a stack shared by more than %d names: only the first %d and the calls asked for were kept", maxGroupNames, maxGroupNames)
 
 // keepFrames records the frames of the names of one stack that are wanted,
 // or of all of them when also accepts the stack; a name whose earlier stack
 // was accepted and this one is not loses it. The frames are read once, and
 // only when they are kept or also asks.
-func keepFrames(out map[string][]Frame, names *nameList, want map[string]bool, also func([]Frame) bool, read func() []Frame) {
+func keepFrames(out map[string][]Frame, names *nameList, want map[string]bool, also func([]Frame) bool, read func() []Frame) (accepted bool) {
 	var frames []Frame
-	accepted := false
 	if also != nil {
 		frames = read()
 		accepted = also(frames)
@@ -184,16 +197,37 @@ func keepFrames(out map[string][]Frame, names *nameList, want map[string]bool, a
 			}
 		}
 	}
+	return accepted
 }
 
 // nameList holds the names of one stack as bytes: only the names kept
-// become strings.
+// become strings. A stack shared by more names than maxGroupNames keeps
+// only the wanted ones past that (truncated says so): its memory does not
+// grow with the group.
 type nameList struct {
-	buf  []byte
-	ends []int
+	buf       []byte
+	ends      []int
+	truncated bool
 }
 
-func (l *nameList) reset() { l.buf, l.ends = l.buf[:0], l.ends[:0] }
+// maxGroupNames bounds the names of one stack (stack.json v2) kept beside
+// the wanted ones, for a caller that asks about every name of a stack.
+const maxGroupNames = 1 << 16
+
+func (l *nameList) reset() { l.buf, l.ends, l.truncated = l.buf[:0], l.ends[:0], false }
+
+// keep adds a name of a v2 stack when it is wanted, or when every name
+// may be asked about (all) and the list is not full.
+func (l *nameList) keep(name []byte, wanted, all bool) {
+	switch {
+	case wanted:
+		l.add(name)
+	case all && len(l.ends) < maxGroupNames:
+		l.add(name)
+	case all:
+		l.truncated = true
+	}
+}
 
 func (l *nameList) add(b []byte) {
 	l.buf = append(l.buf, b...)
@@ -257,8 +291,9 @@ func readStackValue(lx *jsonlex.Lexer, want map[string]bool, all bool, names *na
 				break
 			}
 			if tok.Kind == jsonlex.String {
-				names.add(tok.Bytes)
-				isWanted = isWanted || wanted(want, tok.Bytes)
+				w := wanted(want, tok.Bytes)
+				isWanted = isWanted || w
+				names.keep(tok.Bytes, w, all)
 			} else if tok.Kind == jsonlex.ObjectStart || tok.Kind == jsonlex.ArrayStart {
 				if err := skipContainer(lx); err != nil {
 					return nil, err

@@ -335,6 +335,16 @@ func baseCases() []adversarialCase {
 			exit: exitAnomaly, message: `train\.py:42`, maxTime: 30 * time.Second, maxRSSMiB: 64,
 		},
 		{
+			class: "memory", name: "stack-group-huge",
+			input:  "stack.json v2 whose one stack is shared by 2,000,000 names, 48 MB (6,000,000, 150 MB in the full run)",
+			answer: "read streaming: the names of a stack are kept only when asked for",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{stackGroup: size(2_000_000, 6_000_000)})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `train\.py:42`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+		},
+		{
 			class: "memory", name: "construct-huge",
 			input:  "construct.json of 215 MB (400 MB in the full run)",
 			answer: "read streaming, keeping only the parents the verdict names",

@@ -21,6 +21,7 @@ type dumpSpec struct {
 	originInputs int      // extra clean tensors in the origin entry's input_args
 	originString int      // bytes of a string value inside the origin entry
 	stackPad     int      // extra stack.json entries (format v1), about 200 bytes each
+	stackGroup   int      // with it, stack.json is format v2: one stack shared by the origin and this many more names
 	constructPad int      // extra construct.json entries, about 80 bytes each
 	rawOrigin    string   // replaces the origin entry's statistics (a JSON fragment of members)
 	padEntries   int      // clean entries before the origin, about 330 bytes each
@@ -48,7 +49,13 @@ func writeDump(t *testing.T, root string, s dumpSpec) string {
 			if s.dumpOnly {
 				continue
 			}
-			writeWith(t, filepath.Join(dir, "stack.json"), func(w *bufio.Writer) { writeStack(w, s.stackPad) })
+			writeWith(t, filepath.Join(dir, "stack.json"), func(w *bufio.Writer) {
+				if s.stackGroup > 0 {
+					writeStackGroup(w, s.stackGroup)
+				} else {
+					writeStack(w, s.stackPad)
+				}
+			})
 			writeWith(t, filepath.Join(dir, "construct.json"), func(w *bufio.Writer) { writeConstruct(w, s.constructPad) })
 		}
 	}
@@ -118,6 +125,16 @@ func writeStack(w *bufio.Writer, pad int) {
 		fmt.Fprintf(w, ",\n"+`"Torch.add.%d.forward": ["File /job/train.py, line 50, in forward, \n y = x + 1", "File /usr/lib/python3/dist-packages/torch/nn/modules/module.py, line 1194, in _call_impl"]`, i)
 	}
 	w.WriteString("}\n")
+}
+
+// writeStackGroup writes stack.json v2 whose one stack is shared by the
+// origin's call and n more names.
+func writeStackGroup(w *bufio.Writer, n int) {
+	w.WriteString(`{"0": [["Torch.sqrt.0.forward"`)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, `, "Torch.add.%d.forward"`, i)
+	}
+	w.WriteString(`], ["File /job/train.py, line 42, in forward, \n y = torch.sqrt(x)"]]}` + "\n")
 }
 
 func writeConstruct(w *bufio.Writer, pad int) {
