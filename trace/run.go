@@ -245,37 +245,8 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 	if a.recs != nil {
 		m.lower = a.recs.lower
 	}
-	var byStep map[int][]dump.RankDir
-	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
-	job := roster{known: map[int]bool{}, selected: a.selected, empty: map[int]bool{}}
-	for _, e := range empty {
-		// a step folder with no rank that can be read: dumped, and unread
-		if _, ok := byStep[e.Step]; !ok && e.Mode == mode {
-			m.steps = append(m.steps, e.Step)
-			byStep[e.Step] = nil
-			job.empty[e.Step] = e.Unreadable
-		}
-	}
-	sort.Ints(m.steps)
-	for _, d := range dirs {
-		job.known[d.Rank] = true
-	}
-	if a.recs != nil {
-		m.missingNodes = selectedMissing(a.recs.missing, a.selected)
-		job.unsummarised = a.recs.unsummarised
-		job.unknownRanks = unknownRanks(a.recs.missing)
-		for _, r := range a.recs.known {
-			if a.selected == nil || a.selected[r] {
-				job.known[r] = true
-			}
-		}
-	}
-	for _, r := range a.expected {
-		if a.selected == nil || a.selected[r] {
-			job.known[r] = true
-		}
-	}
-	sr := &stepReader{a: a, m: m, job: job, byStep: byStep}
+	sr := a.stepReader(m, dirs, empty)
+	byStep := sr.byStep
 	for i := 0; i < len(m.steps); i++ {
 		res, err := sr.read(i, false, false)
 		if err != nil {
@@ -319,6 +290,40 @@ type stepReader struct {
 	m      *modeResult
 	job    roster
 	byStep map[int][]dump.RankDir
+}
+
+// stepReader lays out the steps of a mode (those whose folders hold no rank
+// folder that can be read among them: dumped, and unread) in m.steps, and
+// what is known of the job's ranks before any is read (README "How it
+// decides", 9).
+func (a *analysis) stepReader(m *modeResult, dirs []dump.RankDir, empty []dump.EmptyStep) *stepReader {
+	var byStep map[int][]dump.RankDir
+	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
+	job := roster{known: map[int]bool{}, selected: a.selected, empty: map[int]bool{}}
+	for _, e := range empty {
+		if _, ok := byStep[e.Step]; !ok && e.Mode == m.mode {
+			m.steps = append(m.steps, e.Step)
+			byStep[e.Step] = nil
+			job.empty[e.Step] = e.Unreadable
+		}
+	}
+	sort.Ints(m.steps)
+	for _, d := range dirs {
+		job.known[d.Rank] = true
+	}
+	known := a.expected
+	if a.recs != nil {
+		m.missingNodes = selectedMissing(a.recs.missing, a.selected)
+		job.unsummarised = a.recs.unsummarised
+		job.unknownRanks = unknownRanks(a.recs.missing)
+		known = append(slices.Clip(known), a.recs.known...)
+	}
+	for _, r := range known {
+		if a.selected == nil || a.selected[r] {
+			job.known[r] = true
+		}
+	}
+	return &stepReader{a: a, m: m, job: job, byStep: byStep}
 }
 
 // read analyses step i. A checking read only tells whether the step holds
