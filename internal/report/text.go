@@ -406,8 +406,12 @@ func (p *printer) scanned(v *verdict.Verdict) {
 	default:
 		p.f("%d cleared by a byte search, %d parsed (%d entries)", s.Cleared, s.Files-s.Cleared, s.Entries)
 	}
-	if s.CheckedNext != nil && checkedShowedIt(v) {
+	switch {
+	case s.CheckedNext == nil:
+	case checkedShowedIt(v):
 		p.f("; step %d was read only until it showed that the anomaly lasts", *s.CheckedNext)
+	default:
+		p.f("; step %d, read to see whether the anomaly lasts, could not be read whole", *s.CheckedNext)
 	}
 	p.f(".\n")
 	if len(v.NotDumped) > 0 {
