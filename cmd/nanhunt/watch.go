@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/trace"
 	"github.com/nanhunt/nanhunt/watch"
 )
@@ -134,8 +136,13 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.guard(path, out("--out", outDir), out("--state", f.state)); err != nil {
+	if err := f.guard(path, f.outputs(outDir)...); err != nil {
 		return err
+	}
+	if f.state != "" {
+		if err := watch.CheckStateFile(f.state); err != nil {
+			return fmt.Errorf("--state %s: %w", f.state, err)
+		}
 	}
 	opt, err := f.options(path)
 	if err != nil {
@@ -144,6 +151,11 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if cmd.Flags().Changed("prune-clean-tensors") && f.prune < 1 {
 		return fmt.Errorf("--prune-clean-tensors %d: keep at least the last clean step (the one before an anomaly)", f.prune)
 	}
+	locks, err := lockWatch(outDir, f.state)
+	if err != nil {
+		return err
+	}
+	defer locks.release()
 	var prune *watch.Prune
 	if f.prune > 0 {
 		log, err := openPruneLog(outDir)
@@ -170,13 +182,40 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
 		Sidecars: sidecars, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
+	return w.finish(res, err)
+}
+
+// outputs are what a watch writes, for the guard: the output folder, the
+// state file, and the lock file beside each.
+func (f *watchFlags) outputs(outDir string) []outguard.Output {
+	outs := []outguard.Output{out("--out", outDir), out("--out", watch.OutLockPath(outDir))}
+	if f.state != "" {
+		outs = append(outs, out("--state", f.state), out("--state", watch.StateLockPath(f.state)))
+	}
+	return outs
+}
+
+// finish is the end of a watch: its exit status, or the failure to report.
+// Once the alarm was raised it is the answer: exit status 1, whatever
+// failed besides (a file of the alarm, the hook, the state) named on
+// stderr. Without an alarm, a failure is exit status 2.
+func (p *watchPrinter) finish(res watch.Result, err error) error {
+	var se *watch.SaveError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("--state %w", err)
+	}
+	err = errors.Join(err, p.err)
+	if res.Alarm == nil && !p.alarmed {
+		if err != nil {
+			return err
+		}
+		setExit(p.cmd, watchExit(res))
+		return nil
+	}
 	if err != nil {
-		return err
+		writeError(p.cmd.ErrOrStderr(), err)
 	}
-	if w.err != nil {
-		return w.err
-	}
-	setExit(cmd, watchExit(res))
+	setExit(p.cmd, exitAnomaly)
 	return nil
 }
 
