@@ -56,6 +56,10 @@ verdict, writes DIR/verdict-stepN.json and DIR/report-stepN.html (never
 inside the dump), and runs --on-anomaly with the environment
   NANHUNT_STEP NANHUNT_RANKS NANHUNT_OP NANHUNT_KIND NANHUNT_STAGE
   NANHUNT_VERDICT NANHUNT_HTML NANHUNT_SOURCE NANHUNT_DUMP
+NANHUNT_OP, NANHUNT_KIND and NANHUNT_STAGE come from the dump: control
+characters in them are escaped as the text report prints them (\x00, \n).
+A file of the alarm that could not be written (a full disk) is named on
+stderr, and its variable is empty; the hook runs all the same.
 A hook typically stops the job (scancel, kill -USR1) or asks msprobe for the
 tensors of the suspected APIs. With --exit-on-anomaly watch then exits 1;
 without, it goes on printing the steps that complete. An anomaly found while
@@ -74,7 +78,13 @@ It stays out of training's way: one file at a time (--jobs), a lower
 scheduling priority (--nice), memory bounded by the steps not yet complete.
 --state FILE keeps what was checked, so that a new watch resumes there; a
 step not read whole is not recorded as checked, so a resumed watch reads it
-again.
+again. It must be a regular file (or none yet): a named pipe or a device is
+refused at once.
+
+One watch per --out folder and --state file: while it runs, a watch holds a
+lock on OUT/watch.lock and STATE.lock, and a second watch on either is
+refused at once (exit 2). The lock ends with the process. Ctrl-C, SIGTERM
+and SIGHUP stop a watch alike, leaving no file half written.
 
 --prune-clean-tensors N is the one way nanhunt writes inside a dump, and
 only when asked: it deletes the dump_tensor_data files of the steps it has
@@ -86,9 +96,10 @@ symbolic link; OUT/pruned.log lists what it deleted.
 
 Exit status: 0 stopped without an anomaly and every step checked was read
 whole, 1 an anomaly was found (in the dump, or by the log or the monitor
-alone), 2 unusable input or bad usage, 3 stopped without an anomaly but some
-expected rank-step could not be read whole (the steps were printed as
-incomplete or could not be read).`,
+alone; whatever failed after the alarm is named on stderr), 2 unusable
+input or bad usage, 3 stopped without an anomaly but some expected
+rank-step could not be read whole (the steps were printed as incomplete or
+could not be read).`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
   nanhunt watch ./dump_path --out alarms --on-anomaly 'scancel $SLURM_JOB_ID'
   nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json
