@@ -1,6 +1,9 @@
 package watch
 
 import (
+	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +148,29 @@ func TestStateSavedAndLoaded(t *testing.T) {
 	os.WriteFile(file, []byte(`{"path": 1}`), 0o644)
 	if _, err := LoadState(file, dir); err == nil || !strings.HasPrefix(err.Error(), file+": not a watch state: ") {
 		t.Errorf("not a state: %v", err)
+	}
+}
+
+// A state that cannot be saved does not stop the watch: every step is
+// still checked and reported, and Run ends with a SaveError naming the
+// file.
+func TestStateNotSavedIsReportedAtTheEnd(t *testing.T) {
+	dir := generate(t, "legit-masks")
+	opt := fast
+	opt.Path = dir
+	opt.StateFile = filepath.Join(t.TempDir(), "gone", "watch.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var rec recorder
+	res, err := Run(ctx, opt, rec.emit)
+	var se *SaveError
+	if !errors.As(err, &se) || se.File != opt.StateFile || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Run = %v, want a SaveError naming %s", err, opt.StateFile)
+	}
+	if !strings.HasPrefix(err.Error(), opt.StateFile+" was not written: ") {
+		t.Errorf("message %q", err)
+	}
+	if !res.Complete || len(kinds(rec.events, EventStep)) == 0 || len(kinds(rec.events, EventStopped)) != 1 {
+		t.Errorf("the watch did not check the steps and stop: %+v", rec.events)
 	}
 }

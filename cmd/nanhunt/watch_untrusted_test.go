@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/nanhunt/nanhunt/verdict"
 	"github.com/nanhunt/nanhunt/watch"
 )
 
@@ -180,5 +186,43 @@ func TestWatchHookFailsAfterTheAlarm(t *testing.T) {
 		"--on-anomaly", "exit 7"}, fastWatch...)...)
 	if code != exitAnomaly || !strings.Contains(stderr, `nanhunt: --on-anomaly "exit 7": exit status 7`) {
 		t.Errorf("exit %d, stderr %q; want 1 and the hook's failure", code, stderr)
+	}
+}
+
+// How a watch ends: without an alarm a failure is the answer (exit 2, the
+// error returned); once the alarm was raised it is the answer (exit 1),
+// and what failed besides is named on stderr.
+func TestWatchFinish(t *testing.T) {
+	saveErr := &watch.SaveError{File: "/s/watch.json", Err: errors.New("no space left on device")}
+	alarm := &verdict.Verdict{Anomaly: true}
+	for _, tc := range []struct {
+		name       string
+		res        watch.Result
+		err        error
+		wantErr    string // "": none
+		wantStderr string
+		wantCode   int
+	}{
+		{"clean", watch.Result{Complete: true}, nil, "", "", exitClean},
+		{"incomplete", watch.Result{}, nil, "", "", exitIncomplete},
+		{"state not saved", watch.Result{Complete: true}, saveErr, "--state /s/watch.json was not written: no space left on device", "", exitClean},
+		{"alarm", watch.Result{Alarm: alarm}, nil, "", "", exitAnomaly},
+		{"alarm, state not saved", watch.Result{Alarm: alarm}, saveErr, "", "nanhunt: --state /s/watch.json was not written: no space left on device\n", exitAnomaly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := exitClean
+			var stderr strings.Builder
+			cmd := &cobra.Command{}
+			cmd.SetErr(&stderr)
+			cmd.SetContext(withExitCode(context.Background(), &code))
+			p := &watchPrinter{cmd: cmd, f: &watchFlags{}}
+			err := p.finish(tc.res, tc.err)
+			if got := fmt.Sprint(err); tc.wantErr == "" && err != nil || tc.wantErr != "" && got != tc.wantErr {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+			if stderr.String() != tc.wantStderr || code != tc.wantCode {
+				t.Errorf("stderr %q, exit %d; want %q, %d", stderr.String(), code, tc.wantStderr, tc.wantCode)
+			}
+		})
 	}
 }
