@@ -108,15 +108,8 @@ func TestStateFileNotRegular(t *testing.T) {
 			"CheckStateFile": CheckStateFile,
 			"LoadState":      func(p string) error { _, err := LoadState(p, dir); return err },
 		} {
-			done := make(chan error, 1)
-			go func() { done <- read(tc.path) }()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), tc.kind) {
-					t.Errorf("%s(%s) = %v, want %q", name, tc.path, err, tc.kind)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("%s(%s) blocks", name, tc.path)
+			if err := unblocked(t, name+"("+tc.path+")", func() error { return read(tc.path) }); err == nil || !strings.Contains(err.Error(), tc.kind) {
+				t.Errorf("%s(%s) = %v, want %q", name, tc.path, err, tc.kind)
 			}
 		}
 	}
@@ -127,6 +120,21 @@ func TestStateFileNotRegular(t *testing.T) {
 	if err != nil || st.Path != dir || st.Next != 0 {
 		t.Errorf("an absent state file is a fresh start: %+v, %v", st, err)
 	}
+}
+
+// unblocked is what f returns, which it must within five seconds (what
+// names the call in the failure).
+func unblocked(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s blocks", what)
+	}
+	return nil
 }
 
 // What Save writes, LoadState reads back; a state of another folder or

@@ -107,44 +107,37 @@ func watchNameAndStateCases() []adversarialCase {
 				verdictFile(t, verdict)
 			},
 		},
-		{
-			class: "untrusted input", name: "watch-state-fifo",
-			input:  "nanhunt watch --state naming a named pipe that no one writes",
-			answer: "refused at once, naming --state and what it is; no output folder is left",
-			setup: func(t *testing.T, in, out string) []string {
-				fourCleanSteps(t, in)
-				mkfifo(t, filepath.Join(out, "state.json"))
-				return endlessWatch(in, out)
-			},
-			exit: exitError, message: `--state .*state\.json: a named pipe \(FIFO\), not a regular file`, maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
-			after: noAlarmsFolder,
+		stateCase("watch-state-fifo", "a named pipe that no one writes",
+			"refused at once, naming --state and what it is; no output folder is left",
+			`--state .*state\.json: a named pipe \(FIFO\), not a regular file`,
+			func(t *testing.T, state string) { mkfifo(t, state) }),
+		stateCase("watch-state-device", "/dev/zero through a symbolic link",
+			"refused at once: a character device, not a regular file",
+			`--state .*state\.json: a character device, not a regular file`,
+			func(t *testing.T, state string) { symlink(t, "/dev/zero", state) }),
+		stateCase("watch-state-not-a-state", "a file of 1 MiB of nested arrays",
+			"refused at its first token: not a watch state (an array, not a JSON object); no output folder or lock is left",
+			`state\.json: not a watch state: an array, not a JSON object`,
+			func(t *testing.T, state string) { writeFile(t, state, strings.Repeat("[", 1<<20)) }),
+	}
+}
+
+// stateCase is a watch of a clean dump whose --state (out/state.json) lay
+// makes, and which must be refused at once, leaving no output folder, lock
+// or temporary file.
+func stateCase(name, state, answer, message string, lay func(t *testing.T, state string)) adversarialCase {
+	return adversarialCase{
+		class: "untrusted input", name: name,
+		input: "nanhunt watch --state naming " + state, answer: answer,
+		setup: func(t *testing.T, in, out string) []string {
+			fourCleanSteps(t, in)
+			lay(t, filepath.Join(out, "state.json"))
+			return endlessWatch(in, out)
 		},
-		{
-			class: "untrusted input", name: "watch-state-device",
-			input:  "nanhunt watch --state naming /dev/zero through a symbolic link",
-			answer: "refused at once: a character device, not a regular file",
-			setup: func(t *testing.T, in, out string) []string {
-				fourCleanSteps(t, in)
-				symlink(t, "/dev/zero", filepath.Join(out, "state.json"))
-				return endlessWatch(in, out)
-			},
-			exit: exitError, message: `--state .*state\.json: a character device, not a regular file`, maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
-			after: noAlarmsFolder,
-		},
-		{
-			class: "untrusted input", name: "watch-state-not-a-state",
-			input:  "nanhunt watch --state naming a file of 1 MiB of nested arrays",
-			answer: "refused at its first token: not a watch state (an array, not a JSON object); no output folder or lock is left",
-			setup: func(t *testing.T, in, out string) []string {
-				fourCleanSteps(t, in)
-				writeFile(t, filepath.Join(out, "state.json"), strings.Repeat("[", 1<<20))
-				return endlessWatch(in, out)
-			},
-			exit: exitError, message: `state\.json: not a watch state: an array, not a JSON object`, maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
-			after: func(t *testing.T, out string) {
-				noAlarmsFolder(t, out)
-				noWatchLeftovers(t, out)
-			},
+		exit: exitError, message: message, maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
+		after: func(t *testing.T, out string) {
+			noAlarmsFolder(t, out)
+			noWatchLeftovers(t, out)
 		},
 	}
 }
