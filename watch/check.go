@@ -302,6 +302,6 @@ func (w *watcher) save() {
 	w.state.Next, w.state.Prev = w.resume.next, w.resume.prev
 	w.state.Alarm = w.alarmStep
 	if err := w.state.Save(w.opt.StateFile); err != nil && w.stateErr == nil {
-		w.stateErr = err
+		w.stateErr = &SaveError{File: w.opt.StateFile, Err: err}
 	}
 }

@@ -28,6 +28,12 @@
 // check RankTimeout after the sighting, or the watch ends), the alarm is
 // raised from that source alone, with a verdict without origin.
 //
+// A watch's output folder and state file are its own while it runs: Lock
+// takes a lock file beside each, so that a second watch on either is
+// refused at once rather than raise the same alarm again.
+//
 // It imports dump (folder names), trace, verdict, internal/ranklist (rank
-// lists in words) and internal/outguard (to write its state).
+// lists in words), internal/outguard (to write its state) and
+// internal/safeio (to read it back without blocking on what is not a
+// regular file).
 package watch

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // State is what a watch needs to resume where it stopped: the folder, the
@@ -28,46 +29,66 @@ type State struct {
 // maxStateBytes bounds a state file read back.
 const maxStateBytes = 1 << 20
 
+// CheckStateFile refuses, without opening it, a state file that is
+// neither absent nor a regular file (symbolic links are followed): a named
+// pipe would block its read and a device would never end.
+func CheckStateFile(file string) error {
+	info, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%s, not a regular file: a watch state is a regular file, or none yet", safeio.Kind(info.Mode()))
+	}
+	return nil
+}
+
 // LoadState reads a state file; a missing file is a fresh start. A state
-// written for another folder is refused.
+// written for another folder is refused, and so is a file that is not a
+// regular one (it is never waited on) or not a state (ParseState).
 func LoadState(file, path string) (*State, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(file)
+	b, err := safeio.ReadFile(file, maxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &State{Path: abs}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
+	st, err := ParseState(b)
 	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxStateBytes {
-		return nil, fmt.Errorf("%s: larger than a watch state can be", file)
-	}
-	var st State
-	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("%s: not a watch state: %w", file, err)
 	}
 	if st.Path != abs {
 		return nil, fmt.Errorf("%s: the state of a watch of %s, not of %s", file, st.Path, abs)
-	}
-	if st.Next < 0 {
-		return nil, fmt.Errorf("%s: next_step %d", file, st.Next)
 	}
 	return &st, nil
 }
 
 // Save writes the state whole (a temporary file renamed into place).
 func (st *State) Save(file string) error {
-	return outguard.WriteFile(file, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(st)
-	})
+	return outguard.WriteFile(file, func(w io.Writer) error { return encodeState(w, st) })
+}
+
+// SaveError is a state file that could not be written. The watch goes on
+// without it, and Run returns the first such error when it ends.
+type SaveError struct {
+	File string
+	Err  error
+}
+
+func (e *SaveError) Error() string { return fmt.Sprintf("%s was not written: %v", e.File, e.Err) }
+
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// encodeState writes st as Save does.
+func encodeState(w io.Writer, st *State) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(st)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/trace"
 	"github.com/nanhunt/nanhunt/watch"
 )
@@ -54,6 +56,10 @@ verdict, writes DIR/verdict-stepN.json and DIR/report-stepN.html (never
 inside the dump), and runs --on-anomaly with the environment
   NANHUNT_STEP NANHUNT_RANKS NANHUNT_OP NANHUNT_KIND NANHUNT_STAGE
   NANHUNT_VERDICT NANHUNT_HTML NANHUNT_SOURCE NANHUNT_DUMP
+NANHUNT_OP, NANHUNT_KIND and NANHUNT_STAGE come from the dump: control
+characters in them are escaped as the text report prints them (\x00, \n).
+A file of the alarm that could not be written (a full disk) is named on
+stderr, and its variable is empty; the hook runs all the same.
 A hook typically stops the job (scancel, kill -USR1) or asks msprobe for the
 tensors of the suspected APIs. With --exit-on-anomaly watch then exits 1;
 without, it goes on printing the steps that complete. An anomaly found while
@@ -72,7 +78,13 @@ It stays out of training's way: one file at a time (--jobs), a lower
 scheduling priority (--nice), memory bounded by the steps not yet complete.
 --state FILE keeps what was checked, so that a new watch resumes there; a
 step not read whole is not recorded as checked, so a resumed watch reads it
-again.
+again. It must be a regular file (or none yet): a named pipe or a device is
+refused at once.
+
+One watch per --out folder and --state file: while it runs, a watch holds a
+lock on OUT/watch.lock and STATE.lock, and a second watch on either is
+refused at once (exit 2). The lock ends with the process. Ctrl-C, SIGTERM
+and SIGHUP stop a watch alike, leaving no file half written.
 
 --prune-clean-tensors N is the one way nanhunt writes inside a dump, and
 only when asked: it deletes the dump_tensor_data files of the steps it has
@@ -84,9 +96,10 @@ symbolic link; OUT/pruned.log lists what it deleted.
 
 Exit status: 0 stopped without an anomaly and every step checked was read
 whole, 1 an anomaly was found (in the dump, or by the log or the monitor
-alone), 2 unusable input or bad usage, 3 stopped without an anomaly but some
-expected rank-step could not be read whole (the steps were printed as
-incomplete or could not be read).`,
+alone; whatever failed after the alarm is named on stderr), 2 unusable
+input or bad usage, 3 stopped without an anomaly but some expected
+rank-step could not be read whole (the steps were printed as incomplete or
+could not be read).`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
   nanhunt watch ./dump_path --out alarms --on-anomaly 'scancel $SLURM_JOB_ID'
   nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json
@@ -134,8 +147,13 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.guard(path, out("--out", outDir), out("--state", f.state)); err != nil {
+	if err := f.guard(path, f.outputs(outDir)...); err != nil {
 		return err
+	}
+	if f.state != "" {
+		if err := watch.CheckStateFile(f.state); err != nil {
+			return fmt.Errorf("--state %s: %w", f.state, err)
+		}
 	}
 	opt, err := f.options(path)
 	if err != nil {
@@ -144,6 +162,11 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if cmd.Flags().Changed("prune-clean-tensors") && f.prune < 1 {
 		return fmt.Errorf("--prune-clean-tensors %d: keep at least the last clean step (the one before an anomaly)", f.prune)
 	}
+	locks, err := lockWatch(outDir, f.state)
+	if err != nil {
+		return err
+	}
+	defer locks.release()
 	var prune *watch.Prune
 	if f.prune > 0 {
 		log, err := openPruneLog(outDir)
@@ -170,13 +193,40 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
 		Sidecars: sidecars, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
+	return w.finish(res, err)
+}
+
+// outputs are what a watch writes, for the guard: the output folder, the
+// state file, and the lock file beside each.
+func (f *watchFlags) outputs(outDir string) []outguard.Output {
+	outs := []outguard.Output{out("--out", outDir), out("--out", watch.OutLockPath(outDir))}
+	if f.state != "" {
+		outs = append(outs, out("--state", f.state), out("--state", watch.StateLockPath(f.state)))
+	}
+	return outs
+}
+
+// finish is the end of a watch: its exit status, or the failure to report.
+// Once the alarm was raised it is the answer: exit status 1, whatever
+// failed besides (a file of the alarm, the hook, the state) named on
+// stderr. Without an alarm, a failure is exit status 2.
+func (p *watchPrinter) finish(res watch.Result, err error) error {
+	var se *watch.SaveError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("--state %w", err)
+	}
+	err = errors.Join(err, p.err)
+	if res.Alarm == nil && !p.alarmed {
+		if err != nil {
+			return err
+		}
+		setExit(p.cmd, watchExit(res))
+		return nil
+	}
 	if err != nil {
-		return err
+		writeError(p.cmd.ErrOrStderr(), err)
 	}
-	if w.err != nil {
-		return w.err
-	}
-	setExit(cmd, watchExit(res))
+	setExit(p.cmd, exitAnomaly)
 	return nil
 }
 

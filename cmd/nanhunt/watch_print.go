@@ -62,6 +62,9 @@ type watchLine struct {
 	// the alarm in words
 	LastDumped *int   `json:"last_dump_step,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// NotWritten: anomaly: the files of the alarm that could not be
+	// written (Verdict and HTML name only those that were)
+	NotWritten []string `json:"not_written,omitempty"`
 }
 
 func (p *watchPrinter) event(e watch.Event) {
@@ -216,18 +219,14 @@ type alarmEnv struct {
 }
 
 // raise writes the verdict and the page of an alarm, prints them (after
-// the headline, in text) and runs the hook.
+// the headline, in text) and runs the hook. Each file is written or fails
+// on its own, and neither failure keeps the alarm from being printed nor
+// the hook from running; what was not written is named on stderr at once
+// and named nowhere else.
 func (p *watchPrinter) raise(e watch.Event, line *watchLine, headline string, a alarmEnv) {
 	v := e.Verdict
-	jsonPath := filepath.Join(p.outDir, fmt.Sprintf("verdict-step%d.json", e.Step))
-	htmlPath := filepath.Join(p.outDir, fmt.Sprintf("report-step%d.html", e.Step))
-	if err := os.MkdirAll(p.outDir, 0o755); err != nil {
-		p.fail(err)
-	} else {
-		p.fail(outguard.WriteFile(jsonPath, func(w io.Writer) error { return report.JSON(w, v) }))
-		p.fail(writeHTMLReport(htmlPath, v, p.dump))
-	}
-	line.Verdict, line.HTML = jsonPath, htmlPath
+	files := p.writeAlarm(e.Step, v)
+	line.Verdict, line.HTML, line.NotWritten = files.verdict, files.html, files.notWritten
 	for name := range e.Seen {
 		line.Seen = append(line.Seen, name)
 	}
@@ -238,15 +237,80 @@ func (p *watchPrinter) raise(e watch.Event, line *watchLine, headline string, a 
 	} else {
 		fmt.Fprintf(out, "%s\n\n", headline)
 		p.fail(report.Text(out, v))
-		fmt.Fprintf(out, "verdict: %s\nreport:  %s\n", jsonPath, htmlPath)
+		if files.verdict != "" {
+			fmt.Fprintf(out, "verdict: %s\n", files.verdict)
+		}
+		if files.html != "" {
+			fmt.Fprintf(out, "report:  %s\n", files.html)
+		}
 	}
 	if p.f.onAnomaly != "" {
-		env := []string{
-			fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + dump.FormatRanges(a.ranks), "NANHUNT_OP=" + a.op,
-			"NANHUNT_KIND=" + a.kind, "NANHUNT_STAGE=" + a.stage, "NANHUNT_VERDICT=" + jsonPath, "NANHUNT_HTML=" + htmlPath,
-			"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + p.dump,
-		}
-		p.fail(runHook(p.cmd.Context(), p.f.onAnomaly, env))
+		p.alarmFailed(runHook(p.cmd.Context(), p.f.onAnomaly, hookEnv(e, a, files, p.dump)))
+	}
+}
+
+// alarmFiles are the files of an alarm: those written, and those that
+// could not be.
+type alarmFiles struct {
+	verdict, html string // "" when not written
+	notWritten    []string
+}
+
+// writeAlarm writes the verdict and the page of the alarm at step into the
+// output folder, each on its own (through a temporary file: a failed one
+// leaves nothing).
+func (p *watchPrinter) writeAlarm(step int, v *verdict.Verdict) alarmFiles {
+	var files alarmFiles
+	jsonPath := filepath.Join(p.outDir, fmt.Sprintf("verdict-step%d.json", step))
+	htmlPath := filepath.Join(p.outDir, fmt.Sprintf("report-step%d.html", step))
+	if p.alarmFile(jsonPath, func(w io.Writer) error { return report.JSON(w, v) }) {
+		files.verdict = jsonPath
+	} else {
+		files.notWritten = append(files.notWritten, jsonPath)
+	}
+	if p.alarmFile(htmlPath, func(w io.Writer) error { return htmlReport(w, v, p.dump) }) {
+		files.html = htmlPath
+	} else {
+		files.notWritten = append(files.notWritten, htmlPath)
+	}
+	return files
+}
+
+// alarmFile writes one file of the alarm, and says whether it was.
+func (p *watchPrinter) alarmFile(path string, write func(io.Writer) error) bool {
+	err := os.MkdirAll(p.outDir, 0o755) // made at the start; removed meanwhile, made again
+	if err == nil {
+		err = outguard.WriteFile(path, write)
+	}
+	if err != nil {
+		p.alarmFailed(fmt.Errorf("--out %s was not written: %w", path, err))
+		return false
+	}
+	return true
+}
+
+// alarmFailed names on stderr, at once, something of the alarm that
+// failed: the alarm stands (exit status 1), and a watch that goes on after
+// it must not keep the failure to its end.
+func (p *watchPrinter) alarmFailed(err error) {
+	if err != nil {
+		writeError(p.cmd.ErrOrStderr(), err)
+	}
+}
+
+// hookEnv is the alarm in the --on-anomaly hook's environment. The names
+// from the dump (op, kind, stage) are written as the text report writes
+// them (report.Printable: control characters, DEL, C1 controls,
+// reordering marks and bytes that are not UTF-8 as escapes), so that the
+// hook runs whatever they hold (an environment cannot carry a NUL) and a
+// script reading them meets no control character. A file of the alarm
+// that was not written is "".
+func hookEnv(e watch.Event, a alarmEnv, files alarmFiles, dumpPath string) []string {
+	return []string{
+		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + dump.FormatRanges(a.ranks),
+		"NANHUNT_OP=" + report.Printable(a.op), "NANHUNT_KIND=" + report.Printable(a.kind), "NANHUNT_STAGE=" + report.Printable(a.stage),
+		"NANHUNT_VERDICT=" + files.verdict, "NANHUNT_HTML=" + files.html,
+		"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + dumpPath,
 	}
 }
 
@@ -300,7 +364,7 @@ func suspectWords(e watch.Event) string {
 		if kind == "" {
 			kind = v.Origin.Kind
 		}
-		return fmt.Sprintf("%s on %s at %s", kind, ranklist.Name(v.Origin.Ranks), v.Origin.Op)
+		return report.Printable(fmt.Sprintf("%s on %s at %s", kind, ranklist.Name(v.Origin.Ranks), v.Origin.Op))
 	}
 	return "an anomaly"
 }

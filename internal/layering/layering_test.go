@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"internal/reference":    {"internal/jsonoracle", "verdict"},
 	"cmd/nanhunt": {"dump", "evidence", "internal/export", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/ranklist", "internal/report", "internal/safeio", "monitor",
 		"plan", "policy", "repro", "synth", "trace", "trainlog", "verdict", "watch"},
-	"watch": {"dump", "internal/outguard", "internal/ranklist", "trace", "verdict"},
+	"watch": {"dump", "internal/outguard", "internal/ranklist", "internal/safeio", "trace", "verdict"},
 }
 
 func TestImports(t *testing.T) {

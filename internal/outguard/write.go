@@ -61,7 +61,7 @@ func WriteFile(path string, write func(io.Writer) error) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 256<<10)
+	bw := bufio.NewWriterSize(namedWriter{tmp, path}, 256<<10)
 	if err := write(bw); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -102,6 +102,21 @@ func writeInPlace(path, target string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// namedWriter writes to a temporary file and names in its errors the file
+// the user gave: the temporary one is gone once the write failed.
+type namedWriter struct {
+	f    *os.File
+	path string
+}
+
+func (w namedWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = pathError(w.path, err)
+	}
+	return n, err
 }
 
 // pathError names the file the user gave, not the temporary one, with the

@@ -18,13 +18,20 @@ const hostileName = `Torch.sqrt\u001b]0;pwned\u0007\u001b[2J\r.0.forward`
 // returns the step folder.
 func writeHostileDump(t *testing.T, in string) string {
 	t.Helper()
+	return writeNamedDump(t, in, hostileName)
+}
+
+// writeNamedDump is writeHostileDump with the origin op named name (as
+// JSON escapes it).
+func writeNamedDump(t *testing.T, in, name string) string {
+	t.Helper()
 	group := `{"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g0"}`
 	for r := 0; r < 2; r++ {
 		var b strings.Builder
 		b.WriteString(`{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` + "\n")
 		sent := cleanTensor
 		if r == 0 {
-			fmt.Fprintf(&b, `"%s": {"input_args": [%s], "input_kwargs": {}, "output": [%s]},`+"\n", hostileName, cleanTensor, nanTensor)
+			fmt.Fprintf(&b, `"%s": {"input_args": [%s], "input_kwargs": {}, "output": [%s]},`+"\n", name, cleanTensor, nanTensor)
 			sent = nanTensor
 		}
 		fmt.Fprintf(&b, `"Distributed.all_reduce.0.forward": {"input_args": [%s], "input_kwargs": {"group": %s}, "output": [%s]}`+"\n}}\n", sent, group, nanTensor)

@@ -35,7 +35,10 @@ class StepGuard:
     step never finished writing it (a rank crashed) is an alarm too, its
     verdict naming them (``verdict["unread"]``, reason "never finished");
     so is a NaN that only the followed log or monitor shows (``log=``,
-    ``monitor=``), with a verdict without origin.
+    ``monitor=``), with a verdict without origin. When the watch could not
+    write the verdict file (a full disk), the alarm stands all the same: the
+    verdict is then what the anomaly event says ("anomaly", "origin" with
+    step, ranks, op, kind and stage, and the files "not_written").
 
     Silence is not a clean bill: a step the watch could not read whole (a
     rank that never finished it, a dump.json that cannot be read) is
@@ -268,6 +271,10 @@ class StepGuard:
 
     def _verdict(self, event: Event) -> Dict[str, Any]:
         path = event.get("verdict")
+        if not path and event.get("not_written"):
+            # the alarm stands though its verdict file could not be written
+            # (a full disk): the verdict is what the event says
+            return _verdict_of(event)
         if not path:
             raise NanhuntError(f"nanhunt watch reported an anomaly at step {event.get('step')} without a verdict file")
         try:
@@ -278,6 +285,16 @@ class StepGuard:
         if not isinstance(verdict, dict):
             raise NanhuntError("the verdict is not a JSON object", file=str(path))
         return verdict
+
+
+def _verdict_of(event: Event) -> Dict[str, Any]:
+    """The verdict of an anomaly event whose verdict file the watch could not
+    write: "anomaly", the "origin" the event names (None for an alarm of the
+    log or the monitor alone) and the files "not_written"."""
+    origin = None
+    if event.get("op"):
+        origin = {key: event.get(key) for key in ("step", "ranks", "op", "kind", "stage")}
+    return {"anomaly": True, "origin": origin, "not_written": list(event.get("not_written") or [])}
 
 
 def _pump(process: _watch.Process, out: "queue.Queue[Tuple[str, Any]]") -> None:

@@ -68,6 +68,17 @@ class Guard(unittest.TestCase):
                                           f"Torch.log.0.forward (verdict: {self.error.event['verdict']})")
         self.assertIs(guard.anomaly, self.error.verdict)
 
+    def test_alarm_without_its_verdict_file(self):
+        # a folder where the verdict goes: the file cannot be written, the alarm stands
+        os.makedirs(os.path.join(self.out, "verdict-step2.json"))
+        guard = nanhunt.StepGuard(self.live.dump_path, out_dir=self.out, max_lag=1, first_step=1, **FAST)
+        self.assertEqual(self.train(guard), 3)
+        self.assertNotIn("verdict", self.error.event)
+        self.assertEqual(self.error.verdict["not_written"], [os.path.join(self.out, "verdict-step2.json")])
+        origin = self.error.verdict["origin"]
+        self.assertEqual((origin["step"], origin["ranks"], origin["op"]), (2, [2], "Torch.log.0.forward"))
+        self.assertEqual(str(self.error), "nanhunt: the first NaN was born at step 2 on rank 2, in Torch.log.0.forward")
+
     def test_strict_stops_at_the_anomaly_step(self):
         guard = nanhunt.StepGuard(self.live.dump_path, out_dir=self.out, max_lag=0, first_step=1, strict=True, **FAST)
         self.assertEqual(self.train(guard), 2)
