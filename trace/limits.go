@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
 )
@@ -72,6 +73,12 @@ func limitsOf(ctx context.Context) *scanLimits {
 		return &tinyLimits
 	}
 	return &normalLimits
+}
+
+// reached counts the scans that reached each limit, and so ran what it
+// leads to: for the tests, which hold that tiny limits are reached.
+var reached struct {
+	deferred, spans, colls, preOps, tail, births, suppressKeys, groups, interned atomic.Int64
 }
 
 // maxBases bounds the pairing bases (process group and api, or the two

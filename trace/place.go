@@ -81,6 +81,7 @@ func (sc *scanner) shareGroup(s *rankScan, ce *collEvent) {
 	case len(s.groups) < s.lim.groups:
 		s.groups[ce.groupKey] = ce.group
 	default:
+		reached.groups.Add(1)
 		s.groups[otherGroups] = unionRanks(s.groups[otherGroups], ce.group)
 	}
 }
@@ -121,6 +122,7 @@ func (s *rankScan) suppressN(op, reason string, values nonfinite.Class, entry st
 	k := suppressKey{op: op, reason: reason, values: values}
 	i, ok := s.supIndex[k]
 	if !ok && len(s.suppressed) >= s.lim.suppressKeys {
+		reached.suppressKeys.Add(1)
 		k.op = otherOps
 		i, ok = s.supIndex[k]
 	}

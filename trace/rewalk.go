@@ -48,6 +48,7 @@ func (sc *scanner) eachTail(s *rankScan, fn func(name string, index int) bool) {
 		}
 		return
 	}
+	reached.tail.Add(1)
 	err := sc.names(s, func(name string, index int) bool { return index <= s.lastBwd || fn(name, index) })
 	if err != nil {
 		s.noteLimit(fmt.Sprintf("the names after its last backward entry could not be read again for the phases: %v", err))
@@ -71,6 +72,7 @@ func (sc *scanner) opsBefore(s *rankScan, evs []*event) {
 	if len(want) == 0 {
 		return
 	}
+	reached.preOps.Add(1)
 	err := sc.names(s, func(name string, index int) bool {
 		if op := dump.ParseName(name).Op(); index < s.firstBwd && want[op] {
 			s.preOps[op] = true

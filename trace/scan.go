@@ -217,6 +217,8 @@ func (sc *scanner) intern(op string) string {
 	}
 	if len(sc.ops) < sc.lim.interned {
 		sc.ops[op] = op
+	} else {
+		reached.interned.Add(1)
 	}
 	return op
 }
@@ -306,6 +308,9 @@ func (sc *scanner) search(s *rankScan, src io.Reader, how strategy) (*dump.Hits,
 	}
 	if hits.Partial {
 		partialSearches.Add(1)
+	}
+	if len(hits.Spans) >= sc.lim.spans {
+		reached.spans.Add(1)
 	}
 	// what the search saw of statistics counts for the files it clears and
 	// for the entries the walk skips

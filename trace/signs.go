@@ -103,6 +103,8 @@ func (k *signs) offer(ev *event, s *rankScan, certain, afterBackward bool) {
 		i, _ := slices.BinarySearchFunc(k.born, ev.index, func(b *event, i int) int { return b.index - i })
 		k.born = slices.Insert(k.born, i, keep())
 		k.born = k.born[:min(n+1, k.births)]
+	} else {
+		reached.births.Add(1)
 	}
 	if ev.birth&nonfinite.NegInf != 0 && earlier(ev, k.grownFrom) {
 		k.grownFrom = keep()

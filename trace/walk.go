@@ -153,6 +153,7 @@ func (w *walker) skipped(rd *dump.Reader, e *dump.Entry) (*dump.Entry, step) {
 	case policy.SkipMask:
 		if w.s.firstBwd >= 0 {
 			if len(w.deferred) >= w.sc.lim.deferred {
+				reached.deferred.Add(1)
 				return nil, fallBack // too many to keep: parse every entry
 			}
 			w.deferred = append(w.deferred, span{e.Index, e.Offset, e.End})
@@ -248,6 +249,9 @@ func (w *walker) collective(e *dump.Entry, n dump.Name, ev *event) (outClean, ke
 		ev.collIdx = len(s.colls)
 		s.colls = append(s.colls, ce)
 		return ce.dest == 0, true
+	}
+	if !s.collsFull {
+		reached.colls.Add(1)
 	}
 	s.collsFull = true
 	return ce.dest == 0, false
