@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/realruns"
@@ -143,4 +144,26 @@ func decided(v *verdict.Verdict) string {
 		s += fmt.Sprintf("; carrier step %d op %s from %v to %v", c.Step, c.Op, c.FromRanks, c.ToRanks)
 	}
 	return s
+}
+
+// More pairing bases than a rank scan follows (a process group per call)
+// are not followed past maxBases, and the verdict warns that ranks they
+// would order may read as a tie.
+func TestPairingBasesPastTheBoundWarn(t *testing.T) {
+	var calls []string
+	for k := range maxBases + 1 {
+		calls = append(calls, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,%d out=1", k, k+1))
+	}
+	calls = append(calls, "Torch.log.0.forward in=1 out=nan")
+	v, err := Run(context.Background(), Options{Path: writeRun(t, 0, map[int][]string{0: calls})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range v.Warnings {
+		found = found || strings.Contains(w.Message, "pairing bases")
+	}
+	if !found || v.Origin == nil || v.Origin.Op != "Torch.log.0.forward" {
+		t.Errorf("origin %+v, warnings %+v: want the log and a warning about the pairing bases", v.Origin, v.Warnings)
+	}
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -44,8 +45,8 @@ func (s *rankScan) place(sc *scanner, e *dump.Entry, n dump.Name) bool {
 // it.
 func (s *rankScan) sync(ce *collEvent, n dump.Name) {
 	if _, ok := s.syncs[ce.base]; !ok && len(s.syncs) >= maxBases {
-		s.noteLimit("more than 4,096 pairing bases (process group and api, or two peers) among its collectives: " +
-			"the rest order no rank, so ranks they would order may read as a tie")
+		s.noteLimit(fmt.Sprintf("more than %d pairing bases (process group and api, or two peers) among its collectives: "+
+			"the rest order no rank, so ranks they would order may read as a tie", maxBases))
 		return
 	}
 	k := int32(len(s.syncs[ce.base]))

@@ -238,7 +238,7 @@ func (sc *scanner) scanRank(ctx context.Context, rd dump.RankDir, mode scanMode)
 	how := firstStrategy(mode, sc.searchWhole)
 	for {
 		s, next := sc.scanWith(ctx, rd, mode, how)
-		if next == how {
+		if next <= how { // done (strategies only ever get dearer)
 			return s
 		}
 		if how == searchToFirstSevere && next == searchWhole {
