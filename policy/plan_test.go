@@ -8,19 +8,28 @@ import (
 )
 
 // planDoc is a json.dump(indent=1) document of three entries: a forward
-// call, a backward entry (its name's quote at offset backwardAt) and the
-// forward call of the update.
-const planDoc = "{\n \"data\": {\n  \"Torch.mul.0.forward\": {},\n  \"Torch.mul.0.backward\": {},\n  \"Tensor.add_.0.forward\": {}\n }\n}\n"
+// call (the suspect of maskHits lies in it), a backward entry (its name's
+// quote at offset backwardAt) and the forward call of the update.
+const planDoc = "{\n \"data\": {\n  \"Torch.mul.0.forward\": {\n   \"input_args\": [],\n   \"input_kwargs\": {},\n" +
+	"   \"output\": [],\n   \"is_recompute\": false,\n   \"data_name\": null\n  },\n  \"Torch.mul.0.backward\": {},\n  \"Tensor.add_.0.forward\": {}\n }\n}\n"
+
+// maskHits is the byte search of a whole, indented file with statistics
+// whose one suspect, at offset 150, is -inf in a forward API call whose
+// entry starts at 100; f changes it.
+func maskHits(f func(*dump.Hits)) *dump.Hits {
+	x := &dump.Hits{Whole: true, Located: true, Forward: true, Indent: 1, FirstSevere: -1, LastEntry: 100, Tensors: 1, Stats: 1,
+		Spans: []dump.Span{{From: 150, To: 150}}}
+	f(x)
+	return x
+}
 
 var backwardAt = int64(strings.Index(planDoc, `"Torch.mul.0.backward"`))
 
 func TestPlanFile(t *testing.T) {
-	h := func(f func(*dump.Hits)) *dump.Hits {
-		x := &dump.Hits{Whole: true, Located: true, Forward: true, Indent: 1, FirstSevere: -1, LastEntry: 10, Tensors: 1, Stats: 1,
-			Spans: []dump.Span{{From: 20, To: 20}}}
-		f(x)
-		return x
+	if backwardAt <= 150 {
+		t.Fatalf("the backward entry of planDoc starts at %d, before the suspect of maskHits", backwardAt)
 	}
+	h := maskHits
 	for _, tc := range []struct {
 		name string
 		h    *dump.Hits
@@ -30,9 +39,9 @@ func TestPlanFile(t *testing.T) {
 		{"masks before the last backward entry", h(func(*dump.Hits) {}), ClearMasks},
 		{"masks, no backward name in the file", h(func(x *dump.Hits) { x.NoBackward = true }), ClearMasks},
 		{"a mask after the last backward entry", h(func(x *dump.Hits) { x.LastEntry = backwardAt + 30 }), Walk},
-		{"a NaN or +inf suspect", h(func(x *dump.Hits) { x.FirstSevere = 20 }), Walk},
+		{"a NaN or +inf suspect", h(func(x *dump.Hits) { x.FirstSevere = 150 }), Walk},
 		{"a suspect in a module or a collective", h(func(x *dump.Hits) { x.Forward = false }), Walk},
-		{"searched up to its first severe suspect", h(func(x *dump.Hits) { x.Whole, x.Partial, x.FirstSevere = false, true, 20 }), Walk},
+		{"searched up to its first severe suspect", h(func(x *dump.Hits) { x.Whole, x.Partial, x.FirstSevere = false, true, 150 }), Walk},
 		{"cut by a crash", h(func(x *dump.Hits) { x.Whole = false }), ReadAll},
 		{"tensors without statistics", h(func(x *dump.Hits) { x.Stats = 0 }), ReadAll},
 		{"no suspect, no tensor (maybe no entry)", h(func(x *dump.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), Walk},

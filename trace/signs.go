@@ -29,15 +29,15 @@ import (
 // everything before the latest legitimate -inf source is no promoted
 // root: both are dropped as the walk passes them.
 type signs struct {
-	births    int // how many births to list
-	certain   *event
-	certRoot  *event // grownFrom when certain was read
-	negAfter  *event
-	negRoot   *event // grownFrom when negAfter was read
-	grownFrom *event // the first -inf birth since the latest legitimate -inf source
-	firstNaN  *event
+	births    int      // how many births to list
+	certain   *event   // the first call that is certainly an anomaly
+	certRoot  *event   // grownFrom when certain was read
+	negAfter  *event   // the first call holding only -inf since the latest backward entry
+	negRoot   *event   // grownFrom when negAfter was read
+	grownFrom *event   // the first -inf birth since the latest legitimate -inf source
+	firstNaN  *event   // the first call with NaN output
 	born      []*event // the first births, in file order
-	colls     []*event
+	colls     []*event // the calls of the collectives kept whole
 }
 
 // interesting reports whether a call that is not a collective may matter
