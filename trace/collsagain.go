@@ -49,6 +49,7 @@ func (r *stepResult) sendersAgain() {
 				"whether it sent in the collectives past the first %d is inferred", err, s.lim.colls))
 			continue
 		}
+		reached.collsAgain.Add(1)
 		s.colls = append(s.colls, found...)
 	}
 }

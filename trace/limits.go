@@ -27,9 +27,12 @@ type scanLimits struct {
 	spans int
 	// colls: the non-finite collectives kept whole, for the pairing across
 	// ranks; past it, the first that received NaN is still kept (the rank's
-	// first NaN), and the others are read again from the file when another
-	// rank's first sign is one of their instances (sendersAgain).
-	colls int
+	// first NaN), so are the first collsPerBase of each pairing base (where
+	// a value first crosses a process group, other ranks first receive it)
+	// up to twice colls in all, and the others are read again from the
+	// file when another rank's first sign is one of their instances
+	// (sendersAgain).
+	colls, collsPerBase int
 	// preOps: the distinct ops kept of the calls before the first backward
 	// entry (a call between the backward entries whose op ran before them
 	// is a later micro-batch's forward); past it, the ops of the calls the
@@ -59,12 +62,12 @@ type scanLimits struct {
 }
 
 // normalLimits are the limits of every run.
-var normalLimits = scanLimits{deferred: 4096, spans: 1 << 14, colls: 64, preOps: 1 << 13, tail: 1 << 16,
+var normalLimits = scanLimits{deferred: 4096, spans: 1 << 14, colls: 64, collsPerBase: 1, preOps: 1 << 13, tail: 1 << 16,
 	tailByName: 1024, births: 16, suppressKeys: 64, groups: 1024, interned: 1 << 16}
 
 // tinyLimits are the limits of the tests' tiny-limits mode: each small
 // enough that the scans of small dumps reach it.
-var tinyLimits = scanLimits{deferred: 2, spans: 2, colls: 1, preOps: 2, tail: 3,
+var tinyLimits = scanLimits{deferred: 2, spans: 2, colls: 1, collsPerBase: 0, preOps: 2, tail: 3,
 	tailByName: 2, births: 2, suppressKeys: 2, groups: 1, interned: 1}
 
 // limitsOf returns the limits a scan under ctx runs with.
@@ -78,7 +81,7 @@ func limitsOf(ctx context.Context) *scanLimits {
 // reached counts the scans that reached each limit, and so ran what it
 // leads to: for the tests, which hold that tiny limits are reached.
 var reached struct {
-	deferred, spans, colls, preOps, tail, births, suppressKeys, groups, interned atomic.Int64
+	deferred, spans, colls, collsAgain, preOps, tail, births, suppressKeys, groups, interned atomic.Int64
 }
 
 // maxBases bounds the pairing bases (process group and api, or the two

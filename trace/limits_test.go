@@ -102,7 +102,7 @@ func TestTinyLimitsAreReached(t *testing.T) {
 		name string
 		n    func() int64
 	}{
-		{"deferred", reached.deferred.Load}, {"spans", reached.spans.Load}, {"colls", reached.colls.Load},
+		{"deferred", reached.deferred.Load}, {"spans", reached.spans.Load}, {"colls", reached.colls.Load}, {"colls read again", reached.collsAgain.Load},
 		{"preOps", reached.preOps.Load}, {"tail", reached.tail.Load}, {"births", reached.births.Load},
 		{"suppressKeys", reached.suppressKeys.Load}, {"groups", reached.groups.Load}, {"interned", reached.interned.Load},
 	}

@@ -269,7 +269,7 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 		s.bytes, s.ident = id.Size, id
 	}
 	src := &ctxReader{ctx: ctx, r: f, prog: sc.prog}
-	w := &walker{ctx: ctx, sc: sc, s: s, f: f, mode: mode, how: how, seen: map[string]int{}, prevClean: -1, legitNeg: -1,
+	w := &walker{ctx: ctx, sc: sc, s: s, f: f, mode: mode, how: how, seen: map[string]int{}, collsOfBase: map[string]int{}, prevClean: -1, legitNeg: -1,
 		signs: signs{births: sc.lim.births}}
 	if how != parseAll {
 		hits, err := sc.search(s, src, how)

@@ -408,22 +408,25 @@ func TestStatlessDumps(t *testing.T) {
 	}
 }
 
-// Rank 0 makes NaN, then carries it through more collectives of group
-// {0,1} than a rank keeps whole, before the one of group {0,2} reaches rank
-// 2: its side of that one is read again from its file, and it is the
-// sender. When the file cannot be read again, rank 0 is inferred to be
-// the sender (it held the anomaly), and its scan notes why.
+// Rank 0 makes NaN and sends it into a collective of group {0,2} that
+// leaves rank 2's buffer clean, then carries it through more collectives
+// of group {0,1} than a rank keeps whole, before the second one of group
+// {0,2} reaches rank 2: rank 0's side of that one (neither among its first
+// non-finite collectives nor the first of its group) is read again from
+// its file, and it is the sender. When the file cannot be read again,
+// rank 0 is inferred to be the sender (it held the anomaly), and its scan
+// notes why.
 func TestSenderBeyondTheCollectiveCap(t *testing.T) {
-	var r0, r1 []string
-	r0 = append(r0, "Torch.log.0.forward in=1 out=nan")
-	r1 = append(r1, "Torch.log.0.forward in=1 out=1")
-	for k := 0; k < normalLimits.colls+44; k++ {
+	r0 := []string{"Torch.log.0.forward in=1 out=nan", "Distributed.all_reduce.0.forward in=nan group=0,2 out=nan"}
+	r1 := []string{"Torch.log.0.forward in=1 out=1"}
+	r2 := []string{"Torch.log.0.forward in=1 out=1", "Distributed.all_reduce.0.forward in=1 group=0,2 out=1"}
+	for k := 1; k <= normalLimits.colls+44; k++ {
 		r0 = append(r0, fmt.Sprintf("Distributed.all_reduce.%d.forward in=nan group=0,1 out=nan", k))
-		r1 = append(r1, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,1 out=nan", k))
+		r1 = append(r1, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,1 out=nan", k-1))
 	}
-	last := fmt.Sprintf("Distributed.all_reduce.%d.forward", normalLimits.colls+44)
+	last := fmt.Sprintf("Distributed.all_reduce.%d.forward", normalLimits.colls+45)
 	r0 = append(r0, last+" in=nan group=0,2 out=nan")
-	r2 := []string{"Torch.log.0.forward in=1 out=1", last + " in=1 group=0,2 out=nan"}
+	r2 = append(r2, "Distributed.all_reduce.1.forward in=1 group=0,2 out=nan")
 	for _, c := range []struct {
 		name     string
 		gone     bool // rank 0's dump.json is gone when the step is analysed
@@ -431,7 +434,7 @@ func TestSenderBeyondTheCollectiveCap(t *testing.T) {
 		op       string
 	}{
 		{"read again", false, false, last},
-		{"not readable again", true, true, last},
+		{"not readable again", true, true, "Distributed.all_reduce.1.forward"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := writeRun(t, 0, map[int][]string{0: r0, 1: r1, 2: r2})

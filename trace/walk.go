@@ -26,9 +26,10 @@ type walker struct {
 	hits *dump.Hits        // the byte search's; nil when every entry is parsed
 	plan *policy.EntryWalk // made from hits
 
-	signs    signs
-	deferred []span         // masks passed over since the latest backward entry
-	seen     map[string]int // collectives met per pairing base
+	signs       signs
+	deferred    []span         // masks passed over since the latest backward entry
+	seen        map[string]int // collectives met per pairing base
+	collsOfBase map[string]int // non-finite collectives kept whole per pairing base
 
 	prevClean int    // the last call whose outputs were finite; -1
 	prevName  string // its name
@@ -232,7 +233,8 @@ func (w *walker) note(ev *event) bool {
 // collective reads a collective: its pairing key, its place among the
 // rank's collectives, and, when it sent or received a non-finite value,
 // the collective itself, kept up to the limit (and past it the first that
-// received NaN: the first NaN may be it). It reports whether its receive
+// received NaN: the first NaN may be it; and the first of its pairing
+// base, up to twice the limit in all). It reports whether its receive
 // slots are finite and whether it was kept.
 func (w *walker) collective(e *dump.Entry, n dump.Name, ev *event) (outClean, kept bool) {
 	s := w.s
@@ -245,9 +247,11 @@ func (w *walker) collective(e *dump.Entry, n dump.Name, ev *event) (outClean, ke
 	switch {
 	case ce.send|ce.dest == 0:
 		return true, false
-	case len(s.colls) < s.lim.colls, ce.dest&nonfinite.NaN != 0 && !w.signs.nanSeen():
+	case len(s.colls) < s.lim.colls, ce.dest&nonfinite.NaN != 0 && !w.signs.nanSeen(),
+		w.collsOfBase[ce.base] < s.lim.collsPerBase && len(s.colls) < 2*s.lim.colls:
 		ev.collIdx = len(s.colls)
 		s.colls = append(s.colls, ce)
+		w.collsOfBase[ce.base]++
 		return ce.dest == 0, true
 	}
 	if !s.collsFull {
