@@ -45,8 +45,10 @@ type Hits struct {
 	// Indent is the document's indentation, when Located.
 	Indent int
 	// ForwardOps counts the placed hits in forward API calls by op
-	// ("Torch.log"), for at most 64 ops; when Located.
-	ForwardOps map[string]int
+	// ("Torch.log"), for at most 64 ops, and OtherForwardOps those of the
+	// other ops; when Located.
+	ForwardOps      map[string]int
+	OtherForwardOps int
 	// FirstSevere is the offset of the first hit that may be NaN or +Inf
 	// (not only -inf, which attention masks write on purpose); -1 if none.
 	FirstSevere int64
@@ -186,6 +188,16 @@ const (
 	carryLen   = 2 * contextLen
 )
 
+// KeepSpans sets how many spans of hits the Prefilter keeps (0: 4096) from
+// its next search on. Fewer spans merge more: more clean bytes lie in
+// them, never fewer hits.
+func (p *Prefilter) KeepSpans(max int) {
+	if max <= 0 {
+		max = 4096
+	}
+	p.max = max
+}
+
 // NewPrefilter returns a Prefilter reading through a window of the given
 // size (0: 1 MiB) and keeping at most max spans of hits (0: 4096).
 func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
@@ -231,6 +243,7 @@ func (p *Prefilter) reset() {
 	p.hits.Located, p.hits.Forward, p.hits.LastEntry, p.hits.Indent = false, true, -1, 0
 	p.hits.NoBackward, p.needle = false, false
 	clear(p.hits.ForwardOps)
+	p.hits.OtherForwardOps = 0
 	p.entryLine = p.entryLine[:0]
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
@@ -444,6 +457,8 @@ func (p *Prefilter) candidate(b []byte, k int, off int64) {
 				p.hits.ForwardOps = map[string]int{}
 			}
 			p.hits.ForwardOps[e.op]++
+		} else {
+			p.hits.OtherForwardOps++
 		}
 		p.hits.LastEntry = max(p.hits.LastEntry, e.offset)
 	}

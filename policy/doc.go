@@ -15,7 +15,10 @@
 //     communication and the update, never in the forward-named computations
 //     where masks live — [Severe], [Site];
 //   - when a file's byte-search hits say nothing can be an anomaly —
-//     [ClearsFile].
+//     [ClearsFile] — and, for the others, what to parse: the plan of a file
+//     and of its entries, from where the search located its suspects —
+//     [PlanFile], [EntryWalk]. The search only locates; the plan decides,
+//     with the same severity rules as the analysis.
 //
 // A new rule goes here, in the file of its kind (builtin.go for exclusions,
 // collective.go for collectives, phase.go for phases), and nowhere else.

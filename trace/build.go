@@ -500,6 +500,9 @@ func (b *builder) judge() {
 	if len(damaged) > 0 {
 		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
 	}
+	if inexact := r.inexactRanks(); len(inexact) > 0 {
+		lower(2, fmt.Sprintf("a bound of the scan was reached on %s at step %d and the file could not be read again past it (the warnings say which): part of its account is a guess", ranklist.Name(inexact), r.step))
+	}
 	if len(r.unreadRanks) > 0 && !o.Unread {
 		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", dump.FormatRanges(r.unreadRanks), r.step))
 	}
@@ -581,4 +584,16 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// inexactRanks are the ranks of the step whose account is partly a guess
+// (rankScan.inexact).
+func (r *stepResult) inexactRanks() []int {
+	var out []int
+	for _, rank := range r.ranks {
+		if s := r.scans[rank]; s != nil && s.inexact {
+			out = append(out, rank)
+		}
+	}
+	return out
 }

@@ -5,9 +5,13 @@
 // Run reads the steps in order, every rank of a step in parallel, and stops
 // at the first step whose anomaly lasts into the next dumped step. Each
 // rank's dump.json is first searched byte by byte (dump.Prefilter, with the
-// rule set's parameters); a file the rule set clears is not parsed, the
-// others are walked, parsing only collectives and the calls the search
-// flagged, with bounded memory. On each rank the calls that hold a severe
+// rule set's parameters), which only locates; the rule set turns what it
+// found into a plan (policy.PlanFile, policy.EntryWalk): a file it clears
+// is not parsed, the others are walked, parsing only collectives and the
+// calls the search flagged, with bounded memory. Every limit of that fast
+// path either cannot change what a verdict decides or falls back to
+// reading again what it left out (limits.go); the tests hold each to a few
+// (internal/tinylimits) to run every fallback. On each rank the calls that hold a severe
 // value (policy.Severe) give its first sign, root and first NaN; the calls
 // the verdict names are placed in the step's phases (forward, backward,
 // gradient reduction, optimizer) from their positions and, where those do
@@ -32,6 +36,6 @@
 // README's rules.
 //
 // trace imports dump (the reader), policy (the rule set), verdict (the
-// answer's types), nonfinite and internal/safeio (it opens only regular
-// files).
+// answer's types), nonfinite, internal/safeio (it opens only regular
+// files) and internal/tinylimits (the tests' tiny-limits mode).
 package trace

@@ -52,7 +52,7 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 	}
 	// a long tail (a forward-only file's is every call) is not named: the
 	// side files are asked for the calls they place in the optimizer
-	byName := needTail && len(s.tail) <= tailByName
+	byName := needTail && !s.tailCut && len(s.tail) <= s.lim.tailByName
 	n := len(evs)
 	if byName {
 		n += len(s.tail)
@@ -87,18 +87,9 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 	tags := sc.readTags(s, need, optimizer)
 	optStart := -1
 	if needTail {
-		for _, t := range s.tail {
-			if tags.optimizer(t.name) {
-				optStart = int(t.index)
-				break
-			}
-		}
-		if optStart < 0 && s.lastBwd >= 0 {
-			// the first entry that is not a collective after the last
-			// collective after the last backward entry
-			optStart = max(s.lastBwd, s.lastColl) + 1
-		}
+		optStart = sc.optimizerStart(s, tags)
 	}
+	sc.opsBefore(s, evs)
 	for _, ev := range evs {
 		switch s.region(ev) {
 		case betweenBackward:
@@ -138,7 +129,7 @@ func (s *rankScan) betweenPhase(ev *event, tags *sideTags) policy.Phase {
 	case fr.Checkpoint, ev.recompute:
 		return policy.Forward
 	}
-	if s.preOps[dump.ParseName(ev.name).Op()] || s.preOpsFull {
+	if s.preOps[dump.ParseName(ev.name).Op()] { // (complete for the calls asked about: opsBefore)
 		return policy.Forward
 	}
 	return policy.Backward
@@ -158,11 +149,24 @@ func (t *sideTags) optimizer(name string) bool {
 	return t.frames[name].Optimizer
 }
 
-// tailByName is the longest tail whose calls phases names to the side
-// files; a longer one is found by asking for the optimizer's calls, which
-// gives the same phases (TestTailByNameOrByOptimizer) without a map of
-// every call.
-const tailByName = 1024
+// optimizerStart is the index where the optimizer starts among the entries
+// after the last backward entry (README "How it decides", 4.2): the first
+// that the side files place in it, else the first that is not a collective
+// after the last collective after the last backward entry; -1 in a file
+// without backward entries whose side files place none.
+func (sc *scanner) optimizerStart(s *rankScan, tags *sideTags) int {
+	start := -1
+	sc.eachTail(s, func(name string, index int) bool {
+		if tags.optimizer(name) {
+			start = index
+		}
+		return start < 0
+	})
+	if start < 0 && s.lastBwd >= 0 {
+		start = max(s.lastBwd, s.lastColl) + 1
+	}
+	return start
+}
 
 // readTags reads the parents and stacks of the wanted calls, streaming,
 // and, when optimizer is set, of every call they place in the optimizer.

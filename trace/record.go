@@ -63,17 +63,19 @@ type recordCounts struct {
 
 // recordNotes are what a rank scan noticed about its file, for warnings.
 type recordNotes struct {
-	OddStatKeys   bool   `json:"odd_stat_keys,omitempty"`
-	Underscored   string `json:"underscored,omitempty"`
-	KeyedEntry    string `json:"keyed_entry,omitempty"`
-	MergedEntry   string `json:"merged_entry,omitempty"`
-	Merged        int    `json:"merged,omitempty"`
-	CutEntry      string `json:"cut_entry,omitempty"`
-	OddStats      int    `json:"odd_stats,omitempty"`
-	OddStatsEntry string `json:"odd_stats_entry,omitempty"`
-	DupEntry      string `json:"dup_entry,omitempty"`
-	DupKey        string `json:"dup_key,omitempty"`
-	Changed       string `json:"changed,omitempty"`
+	OddStatKeys   bool     `json:"odd_stat_keys,omitempty"`
+	Underscored   string   `json:"underscored,omitempty"`
+	KeyedEntry    string   `json:"keyed_entry,omitempty"`
+	MergedEntry   string   `json:"merged_entry,omitempty"`
+	Merged        int      `json:"merged,omitempty"`
+	CutEntry      string   `json:"cut_entry,omitempty"`
+	OddStats      int      `json:"odd_stats,omitempty"`
+	OddStatsEntry string   `json:"odd_stats_entry,omitempty"`
+	DupEntry      string   `json:"dup_entry,omitempty"`
+	DupKey        string   `json:"dup_key,omitempty"`
+	Changed       string   `json:"changed,omitempty"`
+	Limits        []string `json:"limits,omitempty"`
+	Inexact       bool     `json:"inexact,omitempty"` // a limit made the account a guess
 }
 
 // recordEvent is an event (a call the verdict may name).
@@ -159,7 +161,7 @@ func (s *rankScan) toRecord(rel func(string) string) record {
 			Flagged: s.flagged, NanCheck: s.nanCheck, Cleared: s.cleared, Stopped: s.stopped, CollsFull: s.collsFull},
 		Notes: recordNotes{OddStatKeys: s.oddStatKeys, Underscored: s.underscored, KeyedEntry: s.keyedEntry,
 			MergedEntry: s.mergedEntry, Merged: s.merged, CutEntry: s.cutEntry, OddStats: s.oddStats,
-			OddStatsEntry: s.oddStatsEntry, DupEntry: s.dupEntry, DupKey: s.dupKey, Changed: s.changed},
+			OddStatsEntry: s.oddStatsEntry, DupEntry: s.dupEntry, DupKey: s.dupKey, Changed: s.changed, Limits: s.limits, Inexact: s.inexact},
 	}
 	if s.openErr != nil {
 		r.OpenErr = s.openErr.Error()
@@ -239,6 +241,7 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	n := r.Notes
 	s.oddStatKeys, s.underscored, s.keyedEntry, s.mergedEntry, s.merged = n.OddStatKeys, n.Underscored, n.KeyedEntry, n.MergedEntry, n.Merged
 	s.cutEntry, s.oddStats, s.oddStatsEntry, s.dupEntry, s.dupKey, s.changed = n.CutEntry, n.OddStats, n.OddStatsEntry, n.DupEntry, n.DupKey, n.Changed
+	s.limits, s.inexact = n.Limits, n.Inexact
 	s.colls = make([]collEvent, 0, len(r.Colls))
 	for _, x := range r.Colls {
 		where := &collWhere{api: x.API, key: x.Key, base: x.Base, group: x.Group, groupKey: x.GroupKey}

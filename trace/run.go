@@ -571,6 +571,9 @@ func (m *modeResult) account(s *rankScan) {
 			"%s holds more than %d tensors or values: %d more were summarised by field and non-finite value (none is lost, their positions are)",
 			s.mergedEntry, dump.MaxKept, s.merged)})
 	}
+	for _, l := range s.limits {
+		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "a bound of the scan was reached: " + l})
+	}
 	if s.tensors > 0 && s.statless > 0 && s.statless*2 >= s.entries {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
 			"%d of %d calls have no Max/Min statistics (summary_mode xor or md5-only, or empty tensors): NaN/Inf cannot be decided for them",

@@ -143,6 +143,7 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 // findHops makes a hop of every collective instance that was a receiver's
 // first sign.
 func (r *stepResult) findHops() {
+	r.sendersAgain()
 	inst := map[string]map[int]*collEvent{}
 	for _, rank := range r.ranks {
 		s := r.scans[rank]
@@ -294,13 +295,14 @@ func (r *stepResult) orderHops() {
 
 // beyondCap lists the participants that may have sent the value although
 // the call is not among the collectives they kept (each rank keeps only its
-// first maxCollEvents non-finite collectives): those that held an anomaly
-// and ran out of room.
+// first colls (scanLimits) non-finite collectives, and reads the others it
+// needs again, sendersAgain): those that held an anomaly and could not
+// read them again.
 func (r *stepResult) beyondCap(c *collEvent, receiver int) []int {
 	var out []int
 	for _, p := range r.participants(c) {
 		s, ok := r.scans[p]
-		if ok && p != receiver && s.collsFull && r.locals[p].first != nil {
+		if ok && p != receiver && s.collsLost && r.locals[p].first != nil {
 			out = append(out, p)
 		}
 	}

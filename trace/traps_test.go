@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
@@ -406,31 +408,70 @@ func TestStatlessDumps(t *testing.T) {
 	}
 }
 
+// Rank 0 makes NaN and sends it into a collective of group {0,2} that
+// leaves rank 2's buffer clean, then carries it through more collectives
+// of group {0,1} than a rank keeps whole, before the second one of group
+// {0,2} reaches rank 2: rank 0's side of that one (neither among its first
+// non-finite collectives nor the first of its group) is read again from
+// its file, and it is the sender. When the file cannot be read again,
+// rank 0 is inferred to be the sender (it held the anomaly), and its scan
+// notes why.
 func TestSenderBeyondTheCollectiveCap(t *testing.T) {
-	// Rank 0 makes NaN, then carries it through more collectives of group
-	// {0,1} than a rank keeps, before the one of group {0,2} reaches rank 2.
-	var r0, r1 []string
-	r0 = append(r0, "Torch.log.0.forward in=1 out=nan")
-	r1 = append(r1, "Torch.log.0.forward in=1 out=1")
-	for k := 0; k < maxCollEvents+44; k++ {
+	r0 := []string{"Torch.log.0.forward in=1 out=nan", "Distributed.all_reduce.0.forward in=nan group=0,2 out=nan"}
+	r1 := []string{"Torch.log.0.forward in=1 out=1"}
+	r2 := []string{"Torch.log.0.forward in=1 out=1", "Distributed.all_reduce.0.forward in=1 group=0,2 out=1"}
+	for k := 1; k <= normalLimits.colls+44; k++ {
 		r0 = append(r0, fmt.Sprintf("Distributed.all_reduce.%d.forward in=nan group=0,1 out=nan", k))
-		r1 = append(r1, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,1 out=nan", k))
+		r1 = append(r1, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,1 out=nan", k-1))
 	}
-	last := fmt.Sprintf("Distributed.all_reduce.%d.forward", maxCollEvents+44)
+	last := fmt.Sprintf("Distributed.all_reduce.%d.forward", normalLimits.colls+45)
 	r0 = append(r0, last+" in=nan group=0,2 out=nan")
-	r2 := []string{"Torch.log.0.forward in=1 out=1", last + " in=1 group=0,2 out=nan"}
-	v := trace1(t, writeRun(t, 0, map[int][]string{0: r0, 1: r1, 2: r2}))
-	if o := v.Origin; o == nil || !equalInts(o.Ranks, []int{0}) {
-		t.Fatalf("origin = %+v", o)
-	}
-	var toRank2 *verdict.Hop
-	for i := range v.Spread {
-		if equalInts(v.Spread[i].ToRanks, []int{2}) {
-			toRank2 = &v.Spread[i]
-		}
-	}
-	if toRank2 == nil || !equalInts(toRank2.FromRanks, []int{0}) || !toRank2.Inferred {
-		t.Errorf("hop to rank 2 = %+v, want from rank 0, inferred", toRank2)
+	r2 = append(r2, "Distributed.all_reduce.1.forward in=1 group=0,2 out=nan")
+	for _, c := range []struct {
+		name     string
+		gone     bool // rank 0's dump.json is gone when the step is analysed
+		inferred bool
+		op       string
+	}{
+		{"read again", false, false, last},
+		{"not readable again", true, true, "Distributed.all_reduce.1.forward"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := writeRun(t, 0, map[int][]string{0: r0, 1: r1, 2: r2})
+			l, err := dump.Discover(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := newScanner(policy.Default(), nil)
+			scans := map[int]*rankScan{}
+			for _, rd := range l.Dirs {
+				scans[rd.Rank] = sc.scanFile(context.Background(), rd, scanAll)
+			}
+			if !scans[0].collsFull {
+				t.Fatal("rank 0 kept every collective: the test does not reach the limit")
+			}
+			if c.gone {
+				if err := os.Remove(scans[0].dir.Dump); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := analyseStep(0, "", scans, roster{known: map[int]bool{0: true, 1: true, 2: true}})
+			if !equalInts(r.sources, []int{0}) {
+				t.Fatalf("sources = %v, want [0]", r.sources)
+			}
+			var toRank2 *hop
+			for _, h := range r.hops {
+				if equalInts(h.to, []int{2}) {
+					toRank2 = h
+				}
+			}
+			if toRank2 == nil || !equalInts(toRank2.from, []int{0}) || toRank2.inferred != c.inferred || toRank2.op != c.op {
+				t.Errorf("hop to rank 2 = %+v, want from rank 0, op %s, inferred %v", toRank2, c.op, c.inferred)
+			}
+			if noted := len(scans[0].limits) > 0; noted != c.gone {
+				t.Errorf("rank 0 notes %q; want a note %v", scans[0].limits, c.gone)
+			}
+		})
 	}
 }
 

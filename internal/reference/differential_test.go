@@ -11,6 +11,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/internal/realruns"
+	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -36,9 +37,23 @@ func compareStrict(t *testing.T, label, dir string) {
 	compareFastWith(t, label+" (strict)", dir, ref, Options{Strict: true})
 }
 
+// compareFastWith runs the fast path on dir with opt's steps, ranks and
+// strictness, with its normal limits and with every limit of its rank scan
+// held to a few (internal/tinylimits: every fallback of a limit runs), and
+// reports every field where it differs from the reference's verdict.
 func compareFastWith(t *testing.T, label, dir string, ref *Verdict, opt Options) {
 	t.Helper()
-	fast, err := trace.Run(context.Background(), trace.Options{Path: dir, Steps: opt.Steps, Ranks: opt.Ranks, Strict: opt.Strict})
+	compareFastIn(t, context.Background(), label, dir, ref, opt)
+	t.Run("tiny-limits", func(t *testing.T) {
+		t.Parallel()
+		compareFastIn(t, tinylimits.With(context.Background()), label+" (tiny limits)", dir, ref, opt)
+	})
+}
+
+// compareFastIn is compareFastWith under one context.
+func compareFastIn(t *testing.T, ctx context.Context, label, dir string, ref *Verdict, opt Options) {
+	t.Helper()
+	fast, err := trace.Run(ctx, trace.Options{Path: dir, Steps: opt.Steps, Ranks: opt.Ranks, Strict: opt.Strict})
 	if err != nil {
 		t.Errorf("%s: fast path failed: %v", label, err)
 		return

@@ -11,7 +11,9 @@
 //
 // Imports: the standard library and internal/jsonoracle; FromTrace imports
 // the verdict package for the fast path's Verdict type only. The tests also
-// use trace, synth, internal/fixturedir and internal/realruns.
+// use trace, synth, internal/fixturedir, internal/realruns and
+// internal/tinylimits (the fast path is compared with its normal limits and
+// with every limit held to a few).
 //
 // Files: values.go (statistics and leaves), names.go (entry names, globs),
 // rules.go (the rule set), collectives.go (slots, groups, pairing keys),

@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/jsonoracle"
+	"github.com/nanhunt/nanhunt/internal/tinylimits"
 
 	"github.com/nanhunt/nanhunt/trace"
 )
 
 // FuzzDifferential: an arbitrary dump.json (and stack.json and
 // construct.json) next to a well-formed rank: the fast path and the
-// reference give the same verdict, or both refuse the input.
+// reference give the same verdict, or both refuse the input; the fast path
+// with its normal limits and with tiny ones (internal/tinylimits).
 func FuzzDifferential(f *testing.F) {
 	seeds := []string{
 		`{"data": {"Torch.log.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.0, "Min": -1.0}], "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}, "Distributed.all_reduce.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g"}}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}}}`,
@@ -39,16 +41,19 @@ func FuzzDifferential(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		fast, ferr := trace.Run(context.Background(), trace.Options{Path: root})
 		ref, rerr := Analyse(root, Options{})
-		if ferr != nil || rerr != nil {
-			if (ferr == nil) != (rerr == nil) {
-				t.Fatalf("fast error %v, reference error %v", ferr, rerr)
+		for _, ctx := range []context.Context{context.Background(), tinylimits.With(context.Background())} {
+			limits := map[bool]string{false: "normal", true: "tiny"}[tinylimits.On(ctx)]
+			fast, ferr := trace.Run(ctx, trace.Options{Path: root})
+			if ferr != nil || rerr != nil {
+				if (ferr == nil) != (rerr == nil) {
+					t.Fatalf("fast error (%s limits) %v, reference error %v", limits, ferr, rerr)
+				}
+				continue
 			}
-			return
-		}
-		if d := DiffWith(ref, FromTrace(fast), DiffOptions{}); len(d) > 0 {
-			t.Fatalf("fast path and reference disagree:\n%s\ninput:\n%s", strings.Join(d, "\n"), data)
+			if d := DiffWith(ref, FromTrace(fast), DiffOptions{}); len(d) > 0 {
+				t.Fatalf("fast path (%s limits) and reference disagree:\n%s\ninput:\n%s", limits, strings.Join(d, "\n"), data)
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/synth"
 	"github.com/nanhunt/nanhunt/trace"
 )
@@ -20,8 +21,9 @@ import (
 // Randomized runs: synth.Random(seed) picks a valid spec (world size,
 // layout, gradient synchronisation, micro-batches, fault, format, damage,
 // dumped steps, level, data mode); each run is generated, the fast path is
-// held to the reference (phase included) and the reference to the
-// generator's truth.
+// held to the reference (phase included), with its normal limits and with
+// tiny ones (internal/tinylimits), and the reference to the generator's
+// truth.
 //
 //	NANHUNT_RANDOM_RUNS=2000 go test ./internal/reference -run TestRandom   # more runs (default 40)
 //	NANHUNT_RANDOM_SEED=1234 go test ./internal/reference -run TestRandom -v # one seed
@@ -147,12 +149,17 @@ func checkGenerated(dir string, spec synth.Spec) []string {
 		return []string{fmt.Sprintf("reference: %v", err)}
 	}
 	var out []string
-	fast, err := trace.Run(context.Background(), trace.Options{Path: run})
-	if err != nil {
-		out = append(out, fmt.Sprintf("fast path: %v", err))
-	} else {
+	for _, m := range []struct {
+		name string
+		ctx  context.Context
+	}{{"fast", context.Background()}, {"fast (tiny limits)", tinylimits.With(context.Background())}} {
+		fast, err := trace.Run(m.ctx, trace.Options{Path: run})
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s path: %v", m.name, err))
+			continue
+		}
 		for _, l := range Diff(ref, FromTrace(fast)) {
-			out = append(out, "fast vs reference: "+l+" (want = reference, got = fast path)")
+			out = append(out, m.name+" vs reference: "+l+" (want = reference, got = fast path)")
 		}
 	}
 	for _, l := range truthDiff(ref, truth) {
