@@ -16,6 +16,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -127,10 +128,10 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 			continue // damaged before its header: warned
 		}
 		if first == "" {
-			first, rs.run, rs.root, rs.rules = file, h.Run, h.DumpPath, h.Rules
+			first, rs.run, rs.root, rs.rules = file, string(h.Run), string(h.DumpPath), h.Rules
 		}
 		switch {
-		case h.Run != rs.run:
+		case string(h.Run) != rs.run:
 			rs.close()
 			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined", file, h.Run, first, rs.run)
 		case h.Rules != rs.rules:
@@ -218,12 +219,12 @@ lines:
 				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
 			}
 			h = l.Header
-			rs.roots[fileIdx] = h.DumpPath
+			rs.roots[fileIdx] = string(h.DumpPath)
 			for _, hd := range h.Dirs {
 				rs.noteRank(h.Node, hd.Rank)
 				rec := hd.record()
 				d := &rec
-				absPaths(d, h.DumpPath)
+				absPaths(d, string(h.DumpPath))
 				k := recordKey{d.Mode, d.Step, d.Rank}
 				if !listed[k] {
 					listed[k] = true
@@ -231,7 +232,9 @@ lines:
 				}
 			}
 			rs.details = rs.details || h.Details
-			rs.notes = append(rs.notes, h.Notes...)
+			for _, n := range h.Notes {
+				rs.notes = append(rs.notes, dump.Note{Dir: string(n.Dir), Text: n.Text})
+			}
 		case h == nil:
 			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)
 		case l.Record != nil:
@@ -249,7 +252,7 @@ lines:
 			}
 			if !listed[k] {
 				listed[k] = true
-				full, err := rs.decode(b, h.DumpPath)
+				full, err := rs.decode(b, string(h.DumpPath))
 				if err != nil {
 					rs.damaged(file, at, h, err.Error())
 					dmg = true
@@ -304,15 +307,15 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 // the set lists it: its folder only (a rank scan takes its files' paths
 // from its record), so that a join of many rank-steps stays small.
 func rankDirOf(r *record) dump.RankDir {
-	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: r.Dir}
+	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: string(r.Dir)}
 }
 
 // absPaths puts a record's paths back under the dump root of the node
 // that wrote it.
 func absPaths(r *record, root string) {
-	for _, p := range []*string{&r.Dir, &r.Dump, &r.Stack, &r.Construct} {
-		if *p != "" && !path.IsAbs(*p) && !filepath.IsAbs(*p) {
-			*p = filepath.Join(root, filepath.FromSlash(*p))
+	for _, p := range []*fsjson.String{&r.Dir, &r.Dump, &r.Stack, &r.Construct} {
+		if s := string(*p); s != "" && !path.IsAbs(s) && !filepath.IsAbs(s) {
+			*p = fsjson.String(filepath.Join(root, filepath.FromSlash(s)))
 		}
 	}
 }

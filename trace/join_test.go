@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/policy"
 	"github.com/nanhunt/nanhunt/synth"
@@ -112,7 +113,8 @@ func summariseNodes(t testing.TB, roots []string, untilFirst bool) []string {
 	return out
 }
 
-// normalised is a verdict as JSON with every dump root replaced by "ROOT".
+// normalised is a verdict as JSON with every dump root (as the JSON writes
+// it) replaced by "ROOT".
 func normalised(t testing.TB, v *verdict.Verdict, roots ...string) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", " ")
@@ -123,7 +125,8 @@ func normalised(t testing.TB, v *verdict.Verdict, roots ...string) string {
 	sort.Slice(roots, func(i, j int) bool { return len(roots[i]) > len(roots[j]) })
 	for _, r := range roots {
 		abs, _ := filepath.Abs(r)
-		s = strings.ReplaceAll(s, abs, "ROOT")
+		lit := fsjson.Append(nil, abs) // as the JSON writes it
+		s = strings.ReplaceAll(s, string(lit[1:len(lit)-1]), "ROOT")
 	}
 	return s
 }
