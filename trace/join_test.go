@@ -453,12 +453,11 @@ func TestNodeFromEnv(t *testing.T) {
 		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_MCA_orte_ess_jobid": "3190358017"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, Job{ID: "3190358017", From: "mpi"}},
 		{map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "PMIX_NAMESPACE": "prterun-h-4242@1", "OMPI_MCA_orte_ess_jobid": "x"}, Node{Index: 1, Count: 2, Launcher: "mpi"}, Job{ID: "prterun-h-4242@1", From: "mpi"}},
 		{map[string]string{"PMI_RANK": "4", "PMI_SIZE": "6"}, Node{Index: 4, Count: 6, Launcher: "mpi"}, Job{}},
-		{map[string]string{"SLURM_PROCID": "x", "SLURM_JOB_ID": "5"}, Node{Index: -1}, Job{}},
 		{map[string]string{}, Node{Index: -1}, Job{}},
 	} {
-		n, job := NodeFromEnv(func(k string) string { return c.env[k] })
-		if n != c.want || job != c.job {
-			t.Errorf("%v: got %+v %+v, want %+v %+v", c.env, n, job, c.want, c.job)
+		n, job, err := NodeFromEnv(func(k string) string { return c.env[k] })
+		if n != c.want || job != c.job || err != nil {
+			t.Errorf("%v: got %+v %+v (%v), want %+v %+v", c.env, n, job, err, c.want, c.job)
 		}
 		if job.Shared() != (c.job.ID != "") {
 			t.Errorf("%v: job %+v shared %v", c.env, job, job.Shared())

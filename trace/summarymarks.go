@@ -79,7 +79,7 @@ func (b markBoard) leave(mode string, after int, n Node) {
 	}
 	who := nodeName(n)
 	data, _ := json.Marshal(lastingMarkFile{Run: fsjson.String(b.run), Job: b.job.ID, Mode: mode, After: after, Node: who})
-	name := markPrefix(b.run) + hashed(b.job.ID) + "-" + strings.NewReplacer("/", "_", " ", "_").Replace(who) + ".json"
+	name := markPrefix(b.run) + hashed(b.job.ID) + "-" + SafeName(who) + ".json"
 	f, err := os.CreateTemp(b.dir, ".tmp-mark-*")
 	if err != nil {
 		return
