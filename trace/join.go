@@ -64,6 +64,9 @@ type recordSet struct {
 	// unsummarised are the ranks of the job no summary holds when a node
 	// is missing: expected at every step, unread for want of a summary
 	unsummarised map[int]bool
+	// findings are what reading the records of the steps found wrong
+	// with them, by mode (joinpeers.go)
+	findings map[string]*lateFindings
 }
 
 // SummaryFiles lists the summaries named by paths: files, and the *.jsonl
@@ -218,6 +221,9 @@ lines:
 			if l.Header.Schema != SummarySchema {
 				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
 			}
+			if err := checkHeader(l.Header); err != nil {
+				return nil, fmt.Errorf("%s: offset 0: not a summary nanhunt wrote: %w", file, err)
+			}
 			h = l.Header
 			rs.roots[fileIdx] = string(h.DumpPath)
 			for _, hd := range h.Dirs {
@@ -239,6 +245,11 @@ lines:
 			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)
 		case l.Record != nil:
 			r := l.Record
+			if err := checkStepRank(r.Step, r.Rank); err != nil {
+				rs.damaged(file, at, h, "a record of "+err.Error())
+				dmg = true
+				break lines
+			}
 			k := recordKey{r.Mode, r.Step, r.Rank}
 			if _, ok := rs.recs[k]; ok {
 				// the second phase (details) stands for the first
@@ -326,30 +337,25 @@ func absPaths(r *record, root string) {
 // for, and a step of thousands of ranks is not held twice.
 func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
 	out := map[int]*rankScan{}
+	files := map[int]int32{} // the summary each scan came from
 	var colls collShare
 	for _, d := range dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
 		place, ok := rs.recs[k]
 		if !ok {
-			d.Dump = filepath.Join(d.Dir, "dump.json")
-			s := newRankScan(d)
 			why := rs.lost[k]
 			if why == "" {
 				why = "not in any summary"
 			}
-			s.openErr = errNotSummarised("no summary of it: " + why)
-			s.local = &local{}
-			out[d.Rank] = s
+			out[d.Rank] = notSummarisedScan(d, "no summary of it: "+why)
 			continue
 		}
-		r, hasDetails, err := rs.readSkim(place)
+		s, hasDetails, err := rs.scanOf(place)
 		if err != nil {
-			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
+			out[d.Rank] = rs.unreadRecord(d, place, err)
+			continue
 		}
-		s, err := fromRecord(r, func(p string) string { return p })
-		if err != nil {
-			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
-		}
+		files[d.Rank] = place.file
 		rs.share(s, &colls)
 		if hasDetails {
 			s.loadDet = rs.detailsAt(place)
@@ -364,7 +370,44 @@ func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankSca
 			break // the step holds an anomaly: all that reading it was for
 		}
 	}
+	if len(dirs) > 0 {
+		rs.checkPeers(dirs[0].Mode, dirs[0].Step, out, files)
+	}
 	return out, nil
+}
+
+// scanOf is the rank scan of the record at a place, and whether the record
+// holds details.
+func (rs *recordSet) scanOf(place recPlace) (*rankScan, bool, error) {
+	r, hasDetails, err := rs.readSkim(place)
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := fromRecord(r, func(p string) string { return p })
+	return s, hasDetails, err
+}
+
+// notSummarisedScan is the scan of a rank-step that no summary gives.
+func notSummarisedScan(d dump.RankDir, why string) *rankScan {
+	d.Dump = filepath.Join(d.Dir, "dump.json")
+	s := newRankScan(d)
+	s.openErr = errNotSummarised(why)
+	s.local = &local{}
+	return s
+}
+
+// unreadRecord is the scan of a rank-step whose record cannot be read when
+// its step is (a record damaged in a way its first reading did not see,
+// or a summary changed since): the rank-step is unread, and the damage is
+// a warning naming the summary and the record's offset, which lowers the
+// confidence.
+func (rs *recordSet) unreadRecord(d dump.RankDir, place recPlace, err error) *rankScan {
+	name, off := rs.names[place.file], place.offset
+	f := rs.late(d.Mode)
+	f.warnings = append(f.warnings, verdict.Warning{File: name, Offset: &off, Message: fmt.Sprintf(
+		"%s: offset %d: the record of step %d rank %d cannot be read (%v): that rank-step is unread", name, off, d.Step, d.Rank, err)})
+	f.lower = append(f.lower, fmt.Sprintf("the summary %s is damaged at offset %d: rank %d of step %d is unread", filepath.Base(name), off, d.Rank, d.Step))
+	return notSummarisedScan(d, fmt.Sprintf("its record in %s cannot be read: %v", name, err))
 }
 
 // lineReader reads the lines of the summaries, one reader and one line

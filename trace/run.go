@@ -276,6 +276,9 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 		}
 	}
 	sr := &stepReader{a: a, m: m, job: job, byStep: byStep}
+	if a.recs != nil {
+		defer m.addLate(a.recs, mode)
+	}
 	for i := 0; i < len(m.steps); i++ {
 		res, err := sr.read(i, false, false)
 		if err != nil {
