@@ -82,7 +82,7 @@ func (r *stepResult) unreadList() []verdict.UnreadRanks {
 			damaged = append(damaged, rank)
 		}
 	}
-	noFolder := slices.DeleteFunc(slices.Clone(r.absent), func(rk int) bool { return slices.Contains(r.noSummary, rk) })
+	noFolder := without(r.absent, r.noSummary)
 	var out []verdict.UnreadRanks
 	for _, u := range []verdict.UnreadRanks{
 		{Step: r.step, Ranks: noFolder, Reason: r.absentWhy},
