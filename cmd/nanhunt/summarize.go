@@ -135,11 +135,20 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	var st trace.SummaryStats
-	err = writeOut(outPath, cmd.OutOrStdout(), func(w io.Writer) error {
+	summarise := func(w io.Writer) error {
 		var err error
 		st, err = trace.Summarize(ctx, opt, w)
 		return err
-	})
+	}
+	if outPath == "-" {
+		err = summarise(cmd.OutOrStdout())
+	} else {
+		// written to a temporary file of its own and renamed over outPath:
+		// two processes writing the same summary never interleave; one
+		// that wrote another run's or node's summary there meanwhile is
+		// not written over
+		err = outguard.WriteFileChecked(outPath, summarise, func() error { return trace.CheckTarget(opt) })
+	}
 	if err != nil {
 		return err
 	}
