@@ -113,20 +113,16 @@ func withoutSummary(named, have map[int]bool, placed map[int][]int) map[int]bool
 	return out
 }
 
-// without is ranks less those in drop, in a new slice: in linear time, for
-// a join whose missing node leaves a hundred thousand ranks without a
-// summary.
+// without is ranks less those in drop, in a new slice: in n log n time and
+// no more room than the result, for a join whose missing node leaves a
+// hundred thousand ranks without a summary.
 func without(ranks, drop []int) []int {
 	out := make([]int, 0, len(ranks))
-	if len(drop) == 0 {
-		return append(out, ranks...)
-	}
-	gone := make(map[int]bool, len(drop))
-	for _, rk := range drop {
-		gone[rk] = true
+	if !slices.IsSorted(drop) {
+		drop = slices.Sorted(slices.Values(drop))
 	}
 	for _, rk := range ranks {
-		if !gone[rk] {
+		if _, gone := slices.BinarySearch(drop, rk); !gone {
 			out = append(out, rk)
 		}
 	}
