@@ -404,9 +404,11 @@ func notSummarisedScan(d dump.RankDir, why string) *rankScan {
 func (rs *recordSet) unreadRecord(d dump.RankDir, place recPlace, err error) *rankScan {
 	name, off := rs.names[place.file], place.offset
 	f := rs.late(d.Mode)
-	f.warnings = append(f.warnings, verdict.Warning{File: name, Offset: &off, Message: fmt.Sprintf(
-		"%s: offset %d: the record of step %d rank %d cannot be read (%v): that rank-step is unread", name, off, d.Step, d.Rank, err)})
-	f.lower = append(f.lower, fmt.Sprintf("the summary %s is damaged at offset %d: rank %d of step %d is unread", filepath.Base(name), off, d.Rank, d.Step))
+	if f.broken++; f.broken <= maxContradictions {
+		f.warnings = append(f.warnings, verdict.Warning{File: name, Offset: &off, Message: fmt.Sprintf(
+			"%s: offset %d: the record of step %d rank %d cannot be read (%v): that rank-step is unread", name, off, d.Step, d.Rank, err)})
+		f.lower = append(f.lower, fmt.Sprintf("the summary %s is damaged at offset %d: rank %d of step %d is unread", filepath.Base(name), off, d.Rank, d.Step))
+	}
 	return notSummarisedScan(d, fmt.Sprintf("its record in %s cannot be read: %v", name, err))
 }
 

@@ -71,6 +71,7 @@ type lateFindings struct {
 	warnings []verdict.Warning
 	lower    []string
 	count    int // contradictions, named or not
+	broken   int // records that could not be read again, named or not
 }
 
 // late returns the findings of a mode, made when first asked for.
@@ -93,9 +94,12 @@ func (rs *recordSet) lateFor(mode string) ([]verdict.Warning, []string) {
 	if f == nil {
 		return nil, nil
 	}
-	lower := f.lower
+	lower := slices.Clip(f.lower)
 	if n := f.count - maxContradictions; n > 0 {
-		lower = append(slices.Clip(lower), fmt.Sprintf("%d more contradictions between the summaries", n))
+		lower = append(lower, fmt.Sprintf("%d more contradictions between the summaries", n))
+	}
+	if n := f.broken - maxContradictions; n > 0 {
+		lower = append(lower, fmt.Sprintf("%d more records of the summaries cannot be read", n))
 	}
 	return f.warnings, lower
 }
@@ -220,9 +224,16 @@ func withoutCall(in *instanceSides, ranks []int, scans map[int]*rankScan) []int 
 	if members == nil {
 		members = ranks // the default group: every rank of the step
 	}
+	holds := make(map[int]bool, len(in.got)+len(in.finite)) // thousands of ranks a call
+	for _, p := range in.got {
+		holds[p] = true
+	}
+	for _, p := range in.finite {
+		holds[p] = true
+	}
 	var out []int
 	for _, p := range members {
-		if slices.Contains(in.got, p) || slices.Contains(in.finite, p) {
+		if holds[p] {
 			continue
 		}
 		if s, ok := scans[p]; ok && readPast(s, in.c) {
