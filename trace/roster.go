@@ -41,9 +41,13 @@ func (ro roster) ranksAt(scans map[int]*rankScan) []int {
 	for rk := range ro.known {
 		named = append(named, rk)
 	}
+	groups := map[string][]int{} // each group once: thousands of ranks share it
 	for _, s := range scans {
-		for _, g := range s.groups {
-			named = append(named, g...)
+		for k, g := range s.groups {
+			if had, ok := groups[k]; !ok || !slices.Equal(had, g) {
+				groups[k] = g
+				named = append(named, g...)
+			}
 		}
 	}
 	top := -1
