@@ -67,13 +67,22 @@ func splitScenario(t *testing.T, in, scenario string) (tracedVerdict, string) {
 	t.Helper()
 	whole, nodes, sums := filepath.Join(in, "whole"), filepath.Join(in, "nodes"), filepath.Join(in, "sums")
 	synth(t, scenario, whole)
-	nodeOf := map[int]int{}
-	for r := range 8 {
-		nodeOf[r] = r / 4
-	}
-	splitRun(t, whole, nodes, nodeOf)
+	splitRun(t, whole, nodes, byFours)
 	summariseNodes(t, in, nodes, sums, 2, "--nodes", "2", "--run", "train", "--job-id", "7")
 	return traceJSON(t, in, whole), sums
+}
+
+// byFours puts eight ranks on two nodes, four a node.
+var byFours = map[int]int{0: 0, 1: 0, 2: 0, 3: 0, 4: 1, 5: 1, 6: 1, 7: 1}
+
+// cutInHalf cuts a file to its first half, as a crash mid-write leaves it.
+func cutInHalf(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(b[:len(b)/2]))
 }
 
 // editRecord rewrites, in the summaries of a folder, the record of one
@@ -187,17 +196,8 @@ func summaryUntrustedCases() []adversarialCase {
 				whole := filepath.Join(in, "whole")
 				synth(t, "tp-clip-sgd", whole)
 				v := traceJSON(t, in, whole)
-				dumpJSON := filepath.Join(whole, fmt.Sprintf("step%d", v.Origin.Step), fmt.Sprintf("rank%d", v.received(t)), "dump.json")
-				b, err := os.ReadFile(dumpJSON)
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, dumpJSON, string(b[:len(b)/2]))
-				nodeOf := map[int]int{}
-				for r := range 8 {
-					nodeOf[r] = r / 4
-				}
-				splitRun(t, whole, filepath.Join(in, "nodes"), nodeOf)
+				cutInHalf(t, filepath.Join(whole, fmt.Sprintf("step%d", v.Origin.Step), fmt.Sprintf("rank%d", v.received(t)), "dump.json"))
+				splitRun(t, whole, filepath.Join(in, "nodes"), byFours)
 				summariseNodes(t, in, filepath.Join(in, "nodes"), filepath.Join(in, "sums"), 2, "--nodes", "2")
 				return []string{"trace", filepath.Join(in, "sums")}
 			},
@@ -292,12 +292,7 @@ func summaryUntrustedCases() []adversarialCase {
 				dump := filepath.Join(in, "r\xe9sultats\xff", "dump")
 				mkdirs(t, filepath.Dir(dump))
 				synthRun(t, dump, "0-3", "log-negative", 2, 1)
-				rank3 := filepath.Join(dump, "step2", "rank3", "dump.json")
-				b, err := os.ReadFile(rank3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, rank3, string(b[:len(b)/2]))
+				cutInHalf(t, filepath.Join(dump, "step2", "rank3", "dump.json"))
 				sums := filepath.Join(in, "sums")
 				setupRun(t, in, 0, "summarize", dump, "-o", sums+"/", "--node-index", "0", "--nodes", "1")
 				return []string{"trace", sums, "--format", "json"}
