@@ -225,12 +225,7 @@ func (r *stepResult) pick() pick {
 // possibleSources are the ranks of the step that could not be read or were
 // not dumped, except the given ones.
 func (r *stepResult) possibleSources(except []int) []int {
-	out := []int{}
-	for _, rk := range append(append([]int{}, r.unreadRanks...), r.missing...) {
-		if !slices.Contains(except, rk) {
-			out = append(out, rk)
-		}
-	}
+	out := without(append(append([]int{}, r.unreadRanks...), r.missing...), except)
 	sort.Ints(out)
 	return slices.Compact(out)
 }
@@ -510,7 +505,7 @@ func (b *builder) judge() {
 		lower(2, why)
 	}
 	// a missing node's ranks are named by the join's own reason (b.m.lower)
-	if missing := slices.DeleteFunc(slices.Clone(r.missing), func(rk int) bool { return slices.Contains(r.noSummary, rk) }); len(missing) > 0 {
+	if missing := without(r.missing, r.noSummary); len(missing) > 0 {
 		n := len(missing)
 		lower(2, fmt.Sprintf("%s of step %d %s not dumped: %s may have made it first", ranklist.Name(missing), r.step, plural(n, "was", "were"), plural(n, "it", "one of them")))
 	}

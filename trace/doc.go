@@ -28,7 +28,10 @@
 // them on the same code path, so the joined verdict is the one the folders
 // give in one place. The marks by which the nodes of one launch stop at the
 // same step belong to its Job; the join counts what a node did not
-// summarise, and the ranks of a node that sent no summary, as unread.
+// summarise, and the ranks of a node that sent no summary, as unread. A
+// summary is untrusted input: its numbers are bounded (joinbounds.go), and
+// the records of a step are checked against each other's collectives
+// (joinpeers.go), which a true record never contradicts.
 //
 // The result is a verdict.Verdict without a plan (package plan makes it)
 // or evidence (package evidence adds it). A slow reference analyser
@@ -36,6 +39,7 @@
 // README's rules.
 //
 // trace imports dump (the reader), policy (the rule set), verdict (the
-// answer's types), nonfinite, internal/safeio (it opens only regular
-// files) and internal/tinylimits (the tests' tiny-limits mode).
+// answer's types), nonfinite, internal/ranklist, internal/safeio (it opens
+// only regular files), internal/fsjson (a summary's paths byte for byte)
+// and internal/tinylimits (the tests' tiny-limits mode).
 package trace

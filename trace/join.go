@@ -16,6 +16,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -63,6 +64,9 @@ type recordSet struct {
 	// unsummarised are the ranks of the job no summary holds when a node
 	// is missing: expected at every step, unread for want of a summary
 	unsummarised map[int]bool
+	// findings are what reading the records of the steps found wrong
+	// with them, by mode (joinpeers.go)
+	findings map[string]*lateFindings
 }
 
 // SummaryFiles lists the summaries named by paths: files, and the *.jsonl
@@ -127,10 +131,10 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 			continue // damaged before its header: warned
 		}
 		if first == "" {
-			first, rs.run, rs.root, rs.rules = file, h.Run, h.DumpPath, h.Rules
+			first, rs.run, rs.root, rs.rules = file, string(h.Run), string(h.DumpPath), h.Rules
 		}
 		switch {
-		case h.Run != rs.run:
+		case string(h.Run) != rs.run:
 			rs.close()
 			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined", file, h.Run, first, rs.run)
 		case h.Rules != rs.rules:
@@ -217,13 +221,16 @@ lines:
 			if l.Header.Schema != SummarySchema {
 				return nil, fmt.Errorf("%s: schema %q: this nanhunt reads %q", file, l.Header.Schema, SummarySchema)
 			}
+			if err := checkHeader(l.Header); err != nil {
+				return nil, fmt.Errorf("%s: offset 0: not a summary nanhunt wrote: %w", file, err)
+			}
 			h = l.Header
-			rs.roots[fileIdx] = h.DumpPath
+			rs.roots[fileIdx] = string(h.DumpPath)
 			for _, hd := range h.Dirs {
 				rs.noteRank(h.Node, hd.Rank)
 				rec := hd.record()
 				d := &rec
-				absPaths(d, h.DumpPath)
+				absPaths(d, string(h.DumpPath))
 				k := recordKey{d.Mode, d.Step, d.Rank}
 				if !listed[k] {
 					listed[k] = true
@@ -231,11 +238,18 @@ lines:
 				}
 			}
 			rs.details = rs.details || h.Details
-			rs.notes = append(rs.notes, h.Notes...)
+			for _, n := range h.Notes {
+				rs.notes = append(rs.notes, dump.Note{Dir: string(n.Dir), Text: n.Text})
+			}
 		case h == nil:
 			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)
 		case l.Record != nil:
 			r := l.Record
+			if err := checkStepRank(r.Step, r.Rank); err != nil {
+				rs.damaged(file, at, h, "a record of "+err.Error())
+				dmg = true
+				break lines
+			}
 			k := recordKey{r.Mode, r.Step, r.Rank}
 			if _, ok := rs.recs[k]; ok {
 				// the second phase (details) stands for the first
@@ -249,7 +263,7 @@ lines:
 			}
 			if !listed[k] {
 				listed[k] = true
-				full, err := rs.decode(b, h.DumpPath)
+				full, err := rs.decode(b, string(h.DumpPath))
 				if err != nil {
 					rs.damaged(file, at, h, err.Error())
 					dmg = true
@@ -304,15 +318,15 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 // the set lists it: its folder only (a rank scan takes its files' paths
 // from its record), so that a join of many rank-steps stays small.
 func rankDirOf(r *record) dump.RankDir {
-	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: r.Dir}
+	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: string(r.Dir)}
 }
 
 // absPaths puts a record's paths back under the dump root of the node
 // that wrote it.
 func absPaths(r *record, root string) {
-	for _, p := range []*string{&r.Dir, &r.Dump, &r.Stack, &r.Construct} {
-		if *p != "" && !path.IsAbs(*p) && !filepath.IsAbs(*p) {
-			*p = filepath.Join(root, filepath.FromSlash(*p))
+	for _, p := range []*fsjson.String{&r.Dir, &r.Dump, &r.Stack, &r.Construct} {
+		if s := string(*p); s != "" && !path.IsAbs(s) && !filepath.IsAbs(s) {
+			*p = fsjson.String(filepath.Join(root, filepath.FromSlash(s)))
 		}
 	}
 }
@@ -323,30 +337,25 @@ func absPaths(r *record, root string) {
 // for, and a step of thousands of ranks is not held twice.
 func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankScan, error) {
 	out := map[int]*rankScan{}
+	files := map[int]int32{} // the summary each scan came from
 	var colls collShare
 	for _, d := range dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
 		place, ok := rs.recs[k]
 		if !ok {
-			d.Dump = filepath.Join(d.Dir, "dump.json")
-			s := newRankScan(d)
 			why := rs.lost[k]
 			if why == "" {
 				why = "not in any summary"
 			}
-			s.openErr = errNotSummarised("no summary of it: " + why)
-			s.local = &local{}
-			out[d.Rank] = s
+			out[d.Rank] = notSummarisedScan(d, "no summary of it: "+why)
 			continue
 		}
-		r, hasDetails, err := rs.readSkim(place)
+		s, hasDetails, err := rs.scanOf(place)
 		if err != nil {
-			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
+			out[d.Rank] = rs.unreadRecord(d, place, err)
+			continue
 		}
-		s, err := fromRecord(r, func(p string) string { return p })
-		if err != nil {
-			return nil, fmt.Errorf("%s: step %d rank %d: %w", rs.names[place.file], d.Step, d.Rank, err)
-		}
+		files[d.Rank] = place.file
 		rs.share(s, &colls)
 		if hasDetails {
 			s.loadDet = rs.detailsAt(place)
@@ -361,7 +370,46 @@ func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankSca
 			break // the step holds an anomaly: all that reading it was for
 		}
 	}
+	if len(dirs) > 0 {
+		rs.checkPeers(dirs[0].Mode, dirs[0].Step, out, files)
+	}
 	return out, nil
+}
+
+// scanOf is the rank scan of the record at a place, and whether the record
+// holds details.
+func (rs *recordSet) scanOf(place recPlace) (*rankScan, bool, error) {
+	r, hasDetails, err := rs.readSkim(place)
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := fromRecord(r, func(p string) string { return p })
+	return s, hasDetails, err
+}
+
+// notSummarisedScan is the scan of a rank-step that no summary gives.
+func notSummarisedScan(d dump.RankDir, why string) *rankScan {
+	d.Dump = filepath.Join(d.Dir, "dump.json")
+	s := newRankScan(d)
+	s.openErr = errNotSummarised(why)
+	s.local = &local{}
+	return s
+}
+
+// unreadRecord is the scan of a rank-step whose record cannot be read when
+// its step is (a record damaged in a way its first reading did not see,
+// or a summary changed since): the rank-step is unread, and the damage is
+// a warning naming the summary and the record's offset, which lowers the
+// confidence.
+func (rs *recordSet) unreadRecord(d dump.RankDir, place recPlace, err error) *rankScan {
+	name, off := rs.names[place.file], place.offset
+	f := rs.late(d.Mode)
+	if f.broken++; f.broken <= maxContradictions {
+		f.warnings = append(f.warnings, verdict.Warning{File: name, Offset: &off, Message: fmt.Sprintf(
+			"%s: offset %d: the record of step %d rank %d cannot be read (%v): that rank-step is unread", name, off, d.Step, d.Rank, err)})
+		f.lower = append(f.lower, fmt.Sprintf("the summary %s is damaged at offset %d: rank %d of step %d is unread", filepath.Base(name), off, d.Rank, d.Step))
+	}
+	return notSummarisedScan(d, fmt.Sprintf("its record in %s cannot be read: %v", name, err))
 }
 
 // lineReader reads the lines of the summaries, one reader and one line

@@ -18,9 +18,9 @@ import (
 
 // smallRun generates a dense run of four ranks and steps 0-3, with the
 // fault (nil: clean); denseRun one of steps 0 to last.
-func smallRun(t *testing.T, fault *synth.Fault) string { return denseRun(t, 3, fault) }
+func smallRun(t testing.TB, fault *synth.Fault) string { return denseRun(t, 3, fault) }
 
-func denseRun(t *testing.T, last int, fault *synth.Fault) string {
+func denseRun(t testing.TB, last int, fault *synth.Fault) string {
 	t.Helper()
 	var steps []int
 	for s := range last + 1 {

@@ -85,7 +85,7 @@ func (rs *recordSet) missingNodes(count int) {
 // withoutSummary are the ranks of the job no summary holds: the ranks the
 // records name, those placed on the missing nodes, and every rank below
 // the highest of these and of the ranks held (torch.distributed numbers
-// ranks from 0).
+// ranks from 0), filled in up to maxFilledRank as a step's ranks are.
 func withoutSummary(named, have map[int]bool, placed map[int][]int) map[int]bool {
 	job := map[int]bool{}
 	maps.Copy(job, named)
@@ -100,9 +100,30 @@ func withoutSummary(named, have map[int]bool, placed map[int][]int) map[int]bool
 		top = max(top, rk)
 	}
 	out := map[int]bool{}
-	for rk := range top + 1 {
+	for rk := range job {
+		if rk >= 0 && !have[rk] {
+			out[rk] = true
+		}
+	}
+	for rk := range min(top+1, maxFilledRank) {
 		if !have[rk] {
 			out[rk] = true
+		}
+	}
+	return out
+}
+
+// without is ranks less those in drop, in a new slice: in n log n time and
+// no more room than the result, for a join whose missing node leaves a
+// hundred thousand ranks without a summary.
+func without(ranks, drop []int) []int {
+	out := make([]int, 0, len(ranks))
+	if !slices.IsSorted(drop) {
+		drop = slices.Sorted(slices.Values(drop))
+	}
+	for _, rk := range ranks {
+		if _, gone := slices.BinarySearch(drop, rk); !gone {
+			out = append(out, rk)
 		}
 	}
 	return out
@@ -174,8 +195,8 @@ func placeRanks(held map[int]map[int]bool, count int, missing []int) (placed map
 		}
 		perNode = len(ranks)
 	}
-	if perNode <= 0 || count <= 0 {
-		return nil, false
+	if perNode <= 0 || count <= 0 || len(missing)*perNode > maxFilledRank {
+		return nil, false // (more ranks than a job has: a layout that says nothing)
 	}
 	layouts := []func(node, i int) int{
 		func(node, i int) int { return node*perNode + i },

@@ -5,24 +5,26 @@ import (
 	"maps"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/nonfinite"
 	"github.com/nanhunt/nanhunt/policy"
 )
 
 // record is a finished rank scan as a summary holds it: everything the
 // step analysis reads of a rank, and nothing of its files. Paths are
-// relative to the dump root. A rank scan turns into a record and back
-// without loss (toRecord, fromRecord), which is what makes a joined
-// verdict the verdict of the rank folders in one place.
+// relative to the dump root, byte for byte (fsjson: a name on disk need
+// not be UTF-8). A rank scan turns into a record and back without loss
+// (toRecord, fromRecord), which is what makes a joined verdict the verdict
+// of the rank folders in one place.
 type record struct {
-	Mode      string `json:"mode,omitempty"`
-	Step      int    `json:"step"`
-	Rank      int    `json:"rank"`
-	Dir       string `json:"dir"`
-	Dump      string `json:"dump,omitempty"`
-	Stack     string `json:"stack,omitempty"`
-	Construct string `json:"construct,omitempty"`
-	NoDump    bool   `json:"no_dump,omitempty"` // the folder held no dump.json when it was found
+	Mode      string        `json:"mode,omitempty"`
+	Step      int           `json:"step"`
+	Rank      int           `json:"rank"`
+	Dir       fsjson.String `json:"dir"`
+	Dump      fsjson.String `json:"dump,omitempty"`
+	Stack     fsjson.String `json:"stack,omitempty"`
+	Construct fsjson.String `json:"construct,omitempty"`
+	NoDump    bool          `json:"no_dump,omitempty"` // the folder held no dump.json when it was found
 
 	Task    string       `json:"task,omitempty"`
 	Entries int          `json:"entries"`
@@ -152,8 +154,9 @@ func (d *damageAt) Error() string { return d.Text }
 // toRecord turns a finished rank scan into a record; rel makes its paths
 // relative to the dump root.
 func (s *rankScan) toRecord(rel func(string) string) record {
-	r := record{Mode: s.dir.Mode, Step: s.dir.Step, Rank: s.dir.Rank, Dir: rel(s.dir.Dir), Dump: rel(s.dir.Dump),
-		Stack: rel(s.dir.Stack), Construct: rel(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task,
+	path := func(p string) fsjson.String { return fsjson.String(rel(p)) }
+	r := record{Mode: s.dir.Mode, Step: s.dir.Step, Rank: s.dir.Rank, Dir: path(s.dir.Dir), Dump: path(s.dir.Dump),
+		Stack: path(s.dir.Stack), Construct: path(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task,
 		Entries: s.entries, Bytes: s.bytes, Damage: s.damage,
 		FirstBwd: s.firstBwd, LastBwd: s.lastBwd, LastColl: s.lastColl,
 		Seen: s.seen, Groups: s.groups, Details: s.det,
@@ -221,8 +224,9 @@ func (e errRecord) Error() string { return string(e) }
 // fromRecord is the rank scan a record holds; abs turns its paths back
 // into paths under the dump root it was made from.
 func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
-	s := newRankScan(dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: abs(r.Dir), Dump: abs(r.Dump),
-		Stack: abs(r.Stack), Construct: abs(r.Construct), NoDump: r.NoDump})
+	path := func(p fsjson.String) string { return abs(string(p)) }
+	s := newRankScan(dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: path(r.Dir), Dump: path(r.Dump),
+		Stack: path(r.Stack), Construct: path(r.Construct), NoDump: r.NoDump})
 	s.header.Task = r.Task
 	s.entries, s.bytes, s.damage = r.Entries, r.Bytes, r.Damage
 	if r.OpenErr != "" {

@@ -35,28 +35,35 @@ func (ro roster) absentReason(step int) string {
 // the selection admits (ranks are numbered from 0: a gap is a rank that
 // exists and was not dumped).
 func (ro roster) ranksAt(scans map[int]*rankScan) []int {
-	job := map[int]bool{}
-	top := -1
-	add := func(rk int) {
-		job[rk] = true
-		top = max(top, rk)
-	}
+	// a sorted list rather than a set: a join with a node missing knows a
+	// hundred thousand ranks at every step
+	named := make([]int, 0, len(ro.known))
 	for rk := range ro.known {
-		add(rk)
+		named = append(named, rk)
 	}
+	groups := map[string][]int{} // each group once: thousands of ranks share it
 	for _, s := range scans {
-		for _, g := range s.groups {
-			for _, rk := range g {
-				add(rk)
+		for k, g := range s.groups {
+			if had, ok := groups[k]; !ok || !slices.Equal(had, g) {
+				groups[k] = g
+				named = append(named, g...)
 			}
 		}
 	}
-	for rk := 0; rk < min(top, maxFilledRank); rk++ {
-		if !job[rk] && (ro.selected == nil || ro.selected[rk]) {
-			job[rk] = true
+	top := -1
+	for _, rk := range named {
+		top = max(top, rk)
+	}
+	fill := min(top, maxFilledRank)
+	job := make([]int, 0, max(fill, 0)+len(named))
+	for rk := range max(fill, 0) {
+		if ro.selected == nil || ro.selected[rk] {
+			job = append(job, rk)
 		}
 	}
-	return sortedKeys(job)
+	job = append(job, named...)
+	slices.Sort(job)
+	return slices.Compact(job)
 }
 
 // maxFilledRank bounds the gap fill (README "How it decides", 9): a rank
@@ -82,7 +89,7 @@ func (r *stepResult) unreadList() []verdict.UnreadRanks {
 			damaged = append(damaged, rank)
 		}
 	}
-	noFolder := slices.DeleteFunc(slices.Clone(r.absent), func(rk int) bool { return slices.Contains(r.noSummary, rk) })
+	noFolder := without(r.absent, r.noSummary)
 	var out []verdict.UnreadRanks
 	for _, u := range []verdict.UnreadRanks{
 		{Step: r.step, Ranks: noFolder, Reason: r.absentWhy},

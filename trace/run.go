@@ -247,6 +247,9 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 	}
 	sr := a.stepReader(m, dirs, empty)
 	byStep := sr.byStep
+	if a.recs != nil {
+		defer m.addLate(a.recs, m.mode)
+	}
 	for i := 0; i < len(m.steps); i++ {
 		res, err := sr.read(i, false, false)
 		if err != nil {

@@ -96,7 +96,9 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 			r.unreadRanks = append(r.unreadRanks, rank)
 		}
 	}
-	for _, rk := range job.ranksAt(scans) {
+	all := job.ranksAt(scans)
+	r.missing = make([]int, 0, max(0, len(all)-len(scans)))
+	for _, rk := range all {
 		if _, ok := scans[rk]; ok {
 			continue
 		}

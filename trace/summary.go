@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/policy"
 )
@@ -88,37 +89,46 @@ type SummaryStats struct {
 	RemovedMarks []string
 }
 
-// summaryHeader is the first line of a summary.
+// summaryHeader is the first line of a summary. Its paths, and the run
+// (by default the dump path), are written byte for byte (fsjson).
 type summaryHeader struct {
-	Schema   string       `json:"schema"`
-	Run      string       `json:"run"`
-	DumpPath string       `json:"dump_path"` // the dump root on the node
-	Node     Node         `json:"node"`
-	Job      Job          `json:"job"`
-	Rules    string       `json:"rules"` // fingerprint of the user's rules ("" none)
-	Details  bool         `json:"details"`
-	Steps    []int        `json:"steps"`           // the steps asked for (nil all)
-	Dirs     []summaryDir `json:"dirs"`            // every rank folder present
-	Notes    []dump.Note  `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+	Schema   string        `json:"schema"`
+	Run      fsjson.String `json:"run"`
+	DumpPath fsjson.String `json:"dump_path"` // the dump root on the node
+	Node     Node          `json:"node"`
+	Job      Job           `json:"job"`
+	Rules    string        `json:"rules"` // fingerprint of the user's rules ("" none)
+	Details  bool          `json:"details"`
+	Steps    []int         `json:"steps"`           // the steps asked for (nil all)
+	Dirs     []summaryDir  `json:"dirs"`            // every rank folder present
+	Notes    []summaryNote `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+}
+
+// summaryNote is a dump.Note as a header holds it, its folder byte for
+// byte.
+type summaryNote struct {
+	Dir  fsjson.String `json:"Dir"`
+	Text string        `json:"Text"`
 }
 
 // summaryDir is one rank folder of a node: its dump.json is Dir/dump.json.
 type summaryDir struct {
-	Mode      string `json:"mode,omitempty"`
-	Step      int    `json:"step"`
-	Rank      int    `json:"rank"`
-	Dir       string `json:"dir"`
-	Stack     bool   `json:"stack,omitempty"`
-	Construct bool   `json:"construct,omitempty"`
+	Mode      string        `json:"mode,omitempty"`
+	Step      int           `json:"step"`
+	Rank      int           `json:"rank"`
+	Dir       fsjson.String `json:"dir"`
+	Stack     bool          `json:"stack,omitempty"`
+	Construct bool          `json:"construct,omitempty"`
 }
 
 func (d summaryDir) record() record {
-	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: path.Join(d.Dir, "dump.json")}
+	in := func(name string) fsjson.String { return fsjson.String(path.Join(string(d.Dir), name)) }
+	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: in("dump.json")}
 	if d.Stack {
-		r.Stack = path.Join(d.Dir, "stack.json")
+		r.Stack = in("stack.json")
 	}
 	if d.Construct {
-		r.Construct = path.Join(d.Dir, "construct.json")
+		r.Construct = in("construct.json")
 	}
 	return r
 }
@@ -238,13 +248,13 @@ func newSummarizer(ctx context.Context, opt SummaryOptions, w io.Writer) (*summa
 // header is the summary's first line.
 func (sm *summarizer) header(root string) *summaryHeader {
 	opt := sm.opt
-	h := &summaryHeader{Schema: SummarySchema, Run: opt.Run, DumpPath: root, Node: opt.Node, Job: opt.Job,
+	h := &summaryHeader{Schema: SummarySchema, Run: fsjson.String(opt.Run), DumpPath: fsjson.String(root), Node: opt.Node, Job: opt.Job,
 		Rules: RulesFingerprint(opt.Rules), Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []summaryDir{}}
 	for _, n := range sm.layout.Notes {
-		h.Notes = append(h.Notes, dump.Note{Dir: sm.rel(n.Dir), Text: n.Text})
+		h.Notes = append(h.Notes, summaryNote{Dir: fsjson.String(sm.rel(n.Dir)), Text: n.Text})
 	}
 	for _, d := range sm.dirs {
-		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: sm.rel(d.Dir), Stack: d.Stack != "", Construct: d.Construct != ""})
+		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: fsjson.String(sm.rel(d.Dir)), Stack: d.Stack != "", Construct: d.Construct != ""})
 	}
 	return h
 }

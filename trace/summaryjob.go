@@ -3,6 +3,7 @@ package trace
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
 )
 
@@ -36,6 +37,46 @@ func MadeJob() Job {
 	return Job{ID: hex.EncodeToString(b[:]), From: JobMade}
 }
 
+// SafeName is s as a part of a file name: every byte but the letters and
+// digits of ASCII, '.', '_' and '-' becomes '_', so that a host name
+// holding a path separator or a control character names no other folder
+// and prints as it is.
+func SafeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// maxJobID bounds a job id: the launchers' are a few dozen characters.
+const maxJobID = 256
+
+// CheckJobID says what is wrong with a job id, nil when nothing is: one to
+// 256 characters, letters and digits of ASCII and . _ - : @ + = (Slurm's
+// numbers, a torchrun --rdzv-id, a PMIx namespace such as
+// "prterun-host-4242@1", a Kubernetes uid). A job id names the marks and
+// reaches messages: no path separator, space or control character is
+// taken from the environment.
+func CheckJobID(id string) error {
+	if id == "" || len(id) > maxJobID {
+		return fmt.Errorf("want a job id of 1 to %d characters", maxJobID)
+	}
+	for i := 0; i < len(id); i++ {
+		if !jobIDByte(id[i]) {
+			return fmt.Errorf("want a job id of letters, digits and . _ - : @ + =, not %q", id[i:i+1])
+		}
+	}
+	return nil
+}
+
+// jobIDByte reports whether c may be in a job id.
+func jobIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-:@+=", c) >= 0
+}
+
 // launcherJob is the job id the launcher sets, by launcher ("" none):
 //
 //	slurm     SLURM_JOB_ID (SLURM_JOBID in older releases)
@@ -44,8 +85,9 @@ func MadeJob() Job {
 //	          OMPI_MCA_orte_ess_jobid (Open MPI 4) or OMPI_MCA_ess_base_jobid
 //
 // A Kubernetes Indexed Job sets none in the environment: its uid reaches the
-// pod through the downward API, and --job-id passes it on.
-func launcherJob(launcher string, getenv func(string) string) Job {
+// pod through the downward API, and --job-id passes it on. An id that
+// CheckJobID refuses is a *LauncherError.
+func launcherJob(launcher string, getenv func(string) string) (Job, error) {
 	var names []string
 	switch launcher {
 	case "slurm":
@@ -56,9 +98,15 @@ func launcherJob(launcher string, getenv func(string) string) Job {
 		names = []string{"PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid"}
 	}
 	for _, k := range names {
-		if id := strings.TrimSpace(getenv(k)); id != "" && id != "none" {
-			return Job{ID: id, From: launcher}
+		raw := getenv(k)
+		id := strings.TrimSpace(raw)
+		if id == "" || id == "none" {
+			continue
 		}
+		if err := CheckJobID(id); err != nil {
+			return Job{}, &LauncherError{Var: k, Value: raw, Want: err.Error()}
+		}
+		return Job{ID: id, From: launcher}, nil
 	}
-	return Job{}
+	return Job{}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 )
 
 // A mark is a small file in the folder the nodes of a run share,
@@ -20,11 +22,11 @@ import (
 // removes every mark of its run: a mark is only ever left by a job with a
 // shared id, so none of them is its own.
 type lastingMarkFile struct {
-	Run   string `json:"run"`
-	Job   string `json:"job"`
-	Mode  string `json:"mode"`
-	After int    `json:"after"`
-	Node  string `json:"node"`
+	Run   fsjson.String `json:"run"` // byte for byte: by default the dump path
+	Job   string        `json:"job"`
+	Mode  string        `json:"mode"`
+	After int           `json:"after"`
+	Node  string        `json:"node"`
 }
 
 // markRef names, in a summary's end line, the mark that stopped its node.
@@ -76,8 +78,8 @@ func (b markBoard) leave(mode string, after int, n Node) {
 		return
 	}
 	who := nodeName(n)
-	data, _ := json.Marshal(lastingMarkFile{Run: b.run, Job: b.job.ID, Mode: mode, After: after, Node: who})
-	name := markPrefix(b.run) + hashed(b.job.ID) + "-" + strings.NewReplacer("/", "_", " ", "_").Replace(who) + ".json"
+	data, _ := json.Marshal(lastingMarkFile{Run: fsjson.String(b.run), Job: b.job.ID, Mode: mode, After: after, Node: who})
+	name := markPrefix(b.run) + hashed(b.job.ID) + "-" + SafeName(who) + ".json"
 	f, err := os.CreateTemp(b.dir, ".tmp-mark-*")
 	if err != nil {
 		return
@@ -106,7 +108,7 @@ func (b markBoard) earliest(mode string) (after int, by markRef, ok bool, remove
 	for _, e := range ents {
 		m, isMark := b.read(e)
 		switch {
-		case !isMark || m.Run != b.run:
+		case !isMark || string(m.Run) != b.run:
 			continue
 		case !b.ours(m):
 			if os.Remove(filepath.Join(b.dir, e.Name())) == nil {

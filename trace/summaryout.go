@@ -69,7 +69,7 @@ func summaryWhat(h *summaryHeader) string {
 	if !h.Details {
 		phase = ", --until-first"
 	}
-	return fmt.Sprintf("run %q (%s, %s, %s%s)", h.Run, node, h.DumpPath, steps, phase)
+	return fmt.Sprintf("run %q (%s, %s, %s%s)", h.Run, node, string(h.DumpPath), steps, phase)
 }
 
 // readHeader reads the header line of a summary.

@@ -28,19 +28,19 @@ func SummarySizes(files []string) func(step, rank int, ops []string) (map[string
 		d := r.Details
 		switch {
 		case d == nil:
-			return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d holds no details", rank, step)
+			return nil, string(r.Dump), fmt.Errorf("the summary of rank %d at step %d holds no details", rank, step)
 		case d.SizesErr != "":
-			return nil, r.Dump, errors.New(d.SizesErr)
+			return nil, string(r.Dump), errors.New(d.SizesErr)
 		}
 		out := map[string]dump.CallSizes{}
 		for _, op := range ops {
 			c, ok := d.Sizes[op]
 			if !ok {
-				return nil, r.Dump, fmt.Errorf("the summary of rank %d at step %d does not size %s", rank, step, op)
+				return nil, string(r.Dump), fmt.Errorf("the summary of rank %d at step %d does not size %s", rank, step, op)
 			}
 			out[op] = c
 		}
-		return out, r.Dump, nil
+		return out, string(r.Dump), nil
 	}
 }
 
@@ -82,7 +82,7 @@ func findRecordIn(lr *lineReader, name string, step, rank int) (*record, error) 
 			if err := unmarshalLine(b, &l); err != nil || l.Header == nil {
 				return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary", name)
 			}
-			root = l.Header.DumpPath
+			root = string(l.Header.DumpPath)
 			continue
 		}
 		s, r, sure := recordStepRank(b)

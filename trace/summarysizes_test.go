@@ -38,7 +38,7 @@ func TestSummarySizesLikeTheJoin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d rank %d: %v", k.step, k.rank, err)
 		}
-		if dumpPath != r.Dump || !reflect.DeepEqual(got, r.Details.Sizes) {
+		if dumpPath != string(r.Dump) || !reflect.DeepEqual(got, r.Details.Sizes) {
 			t.Errorf("step %d rank %d: %v in %s, want %v in %s", k.step, k.rank, got, dumpPath, r.Details.Sizes, r.Dump)
 		}
 	}

@@ -8,6 +8,6 @@
 // next; the reports (text, Markdown, HTML) only read it.
 //
 // verdict imports only the standard library, nonfinite (the one spelling of
-// non-finite values) and msprobe (the config.json a Plan carries, plain
-// data).
+// non-finite values), msprobe (the config.json a Plan carries, plain data)
+// and internal/fsjson (paths written byte for byte, paths.go).
 package verdict

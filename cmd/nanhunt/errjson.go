@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
 	"github.com/nanhunt/nanhunt/trace"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -24,10 +25,12 @@ type errorVerdict struct {
 	Error   errorDetail `json:"error"`
 }
 
+// errorDetail is the error; its file byte for byte, as a verdict's paths
+// (fsjson: a name that is not UTF-8 is \udcXX, Python's surrogateescape).
 type errorDetail struct {
-	Message string `json:"message"`
-	File    string `json:"file,omitempty"`
-	Offset  *int64 `json:"offset,omitempty"`
+	Message string        `json:"message"`
+	File    fsjson.String `json:"file,omitempty"`
+	Offset  *int64        `json:"offset,omitempty"`
 }
 
 // inputError is an error about one input file, which its message already
@@ -88,11 +91,11 @@ func detailOf(err error) errorDetail {
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &ue) && len(ue.Problems) == 1:
-		d.File, d.Offset = ue.Problems[0].File, ue.Problems[0].Offset
+		d.File, d.Offset = fsjson.String(ue.Problems[0].File), ue.Problems[0].Offset
 	case errors.As(err, &ie):
-		d.File = ie.File
+		d.File = fsjson.String(ie.File)
 	case errors.As(err, &pe):
-		d.File = pe.Path
+		d.File = fsjson.String(pe.Path)
 	}
 	if d.Offset != nil {
 		return d

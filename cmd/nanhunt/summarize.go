@@ -50,7 +50,9 @@ summary-node<N>.jsonl, N from the launcher (torchrun GROUP_RANK or RANK,
 Slurm SLURM_PROCID, Kubernetes JOB_COMPLETION_INDEX, MPI
 OMPI_COMM_WORLD_RANK / PMI_RANK) or --node-index; without either,
 summary-<host>-<hash of DUMP>.jsonl. "{node}" in DUMP or OUT is replaced by
-N. A summary of another run, node, DUMP or --steps in OUT is not written
+N (and refused without it). A launcher's variable that does not parse
+(RANK=-5, a job id with "/" or a control character) is refused, naming
+it: a node's place is never guessed. A summary of another run, node, DUMP or --steps in OUT is not written
 over: the command says so and writes nothing.
 
 With OUT a shared folder, a node that stops so leaves a mark there, and
@@ -104,6 +106,9 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if err := checkJobs(cmd, f.jobs); err != nil {
 		return err
 	}
+	if err := checkPlaceFlags(cmd, f); err != nil {
+		return err
+	}
 	if err := checkSelection(cmd, f.steps, f.ranks); err != nil {
 		return err
 	}
@@ -130,11 +135,20 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	var st trace.SummaryStats
-	err = writeOut(outPath, cmd.OutOrStdout(), func(w io.Writer) error {
+	summarise := func(w io.Writer) error {
 		var err error
 		st, err = trace.Summarize(ctx, opt, w)
 		return err
-	})
+	}
+	if outPath == "-" {
+		err = summarise(cmd.OutOrStdout())
+	} else {
+		// written to a temporary file of its own and renamed over outPath:
+		// two processes writing the same summary never interleave; one
+		// that wrote another run's or node's summary there meanwhile is
+		// not written over
+		err = outguard.WriteFileChecked(outPath, summarise, func() error { return trace.CheckTarget(opt) })
+	}
 	if err != nil {
 		return err
 	}
@@ -145,17 +159,17 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 // summaryOptions are what the flags and the launcher's environment say to
 // summarise: the node, the job, the run, the dump folder and the rules.
 func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, error) {
-	node, job := trace.NodeFromEnv(os.Getenv)
-	if f.nodeIndex >= 0 {
-		node.Index = f.nodeIndex
+	node, job, err := trace.NodeFromEnv(os.Getenv)
+	if err != nil {
+		return trace.SummaryOptions{}, err
 	}
-	if f.nodes > 0 {
-		node.Count = f.nodes
-	}
-	if node.Count > 0 && node.Index >= node.Count {
-		return trace.SummaryOptions{}, fmt.Errorf("--node-index %d: want below --nodes %d", node.Index, node.Count)
+	if node, err = nodeFlags(node, f); err != nil {
+		return trace.SummaryOptions{}, err
 	}
 	if f.jobID != "" {
+		if err := trace.CheckJobID(f.jobID); err != nil {
+			return trace.SummaryOptions{}, fmt.Errorf("--job-id %q: %w", f.jobID, err)
+		}
 		job = trace.Job{ID: f.jobID, From: "flag"}
 	}
 	node.Host, _ = os.Hostname()
@@ -170,8 +184,9 @@ func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, er
 			opt.Run = job.ID + ":" + abs
 		}
 	}
-	opt.Path = expandNode(dumpArg, node)
-	var err error
+	if opt.Path, err = expandNode("DUMP", dumpArg, node); err != nil {
+		return opt, err
+	}
 	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return opt, err
 	}
@@ -183,11 +198,59 @@ func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, er
 	return opt, nil
 }
 
+// checkPlaceFlags refuses --node-index and --nodes given with the values
+// that stand for "not given".
+func checkPlaceFlags(cmd *cobra.Command, f *summarizeFlags) error {
+	switch fl := cmd.Flags(); {
+	case fl.Changed("node-index") && f.nodeIndex < 0:
+		return fmt.Errorf("--node-index %d: want a number from 0 to %d", f.nodeIndex, trace.MaxNodes-1)
+	case fl.Changed("nodes") && f.nodes < 1:
+		return fmt.Errorf("--nodes %d: want a count from 1 to %d", f.nodes, trace.MaxNodes)
+	}
+	return nil
+}
+
+// nodeFlags puts --node-index and --nodes over what the launcher said,
+// and refuses a place that cannot be: an index below 0 (other than the
+// default, none) or not below the count, a count below 1 or above
+// trace.MaxNodes.
+func nodeFlags(node trace.Node, f *summarizeFlags) (trace.Node, error) {
+	switch {
+	case f.nodeIndex < -1 || f.nodeIndex >= trace.MaxNodes:
+		return node, fmt.Errorf("--node-index %d: want a number from 0 to %d", f.nodeIndex, trace.MaxNodes-1)
+	case f.nodes < 0 || f.nodes > trace.MaxNodes:
+		return node, fmt.Errorf("--nodes %d: want a count from 1 to %d", f.nodes, trace.MaxNodes)
+	}
+	if f.nodeIndex >= 0 {
+		node.Index = f.nodeIndex
+	}
+	if f.nodes > 0 {
+		node.Count = f.nodes
+	}
+	if node.Count > 0 && node.Index >= node.Count {
+		return node, fmt.Errorf("%s: want below %s", placeWord(f.nodeIndex >= 0, "--node-index", "node index", node.Index, node),
+			placeWord(f.nodes > 0, "--nodes", "node count", node.Count, node))
+	}
+	return node, nil
+}
+
+// placeWord names a node's index or count and where it came from: the
+// flag, or the launcher's variables.
+func placeWord(fromFlag bool, flag, what string, v int, node trace.Node) string {
+	if fromFlag {
+		return fmt.Sprintf("%s %d", flag, v)
+	}
+	return fmt.Sprintf("the %s %d that %s's variables give", what, v, node.Launcher)
+}
+
 // summaryTarget is the file the summary goes to ("-": stdout): in a folder
 // (an existing one, or a path ending in /), the node's own name there, and
 // the folder is where the nodes of the job leave their marks.
 func summaryTarget(output string, opt *trace.SummaryOptions) (string, error) {
-	outPath := expandNode(output, opt.Node)
+	outPath, err := expandNode("-o", output, opt.Node)
+	if err != nil {
+		return "", err
+	}
 	if outPath == "-" {
 		return outPath, nil
 	}
@@ -248,12 +311,19 @@ func summaryName(n trace.Node, dumpPath string) (string, error) {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return "summary-" + strings.ReplaceAll(host, string(filepath.Separator), "_") + "-" + hex.EncodeToString(sum[:4]) + ".jsonl", nil
+	return "summary-" + trace.SafeName(host) + "-" + hex.EncodeToString(sum[:4]) + ".jsonl", nil
 }
 
-// expandNode replaces {node} by the node's index (0 when unknown).
-func expandNode(s string, n trace.Node) string {
-	return strings.ReplaceAll(s, "{node}", strconv.Itoa(max(n.Index, 0)))
+// expandNode replaces {node} in the argument of flag by the node's index,
+// the one its summary's header records; without an index it is refused.
+func expandNode(flag, s string, n trace.Node) (string, error) {
+	if !strings.Contains(s, "{node}") {
+		return s, nil
+	}
+	if n.Index < 0 {
+		return "", fmt.Errorf("%s %q: {node} needs this node's index, and no launcher's variable (RANK, SLURM_PROCID, JOB_COMPLETION_INDEX, OMPI_COMM_WORLD_RANK, PMI_RANK, ...) gives one: give --node-index", flag, s)
+	}
+	return strings.ReplaceAll(s, "{node}", strconv.Itoa(n.Index)), nil
 }
 
 func rangesOrNone(xs []int) string {

@@ -113,7 +113,7 @@ func TestSummarizeUsage(t *testing.T) {
 		{[]string{"summarize", dump}, "-o OUT is required"},
 		{[]string{"summarize", dump, "-o", filepath.Join(dump, "sum.jsonl")}, "inside the dump"},
 		{[]string{"summarize", dump, "-o", sum, "--jobs", "0"}, "--jobs 0"},
-		{[]string{"summarize", dump, "-o", sum + "2", "--node-index", "4", "--nodes", "2"}, "--node-index 4"},
+		{[]string{"summarize", dump, "-o", sum + "2", "--node-index", "4", "--nodes", "2"}, "--node-index 4: want below --nodes 2"},
 		{[]string{"trace", dump, sum}, "not a nanhunt summary"},
 		{[]string{"trace", sum, "-o", sum}, "same file"},
 	} {

@@ -36,6 +36,10 @@
 // one, the agent polls its workers every 0.1 s instead of 5 s, and its logs
 // and temporary files stay in the test's folder.
 //
+// It also starts torchrun with a --rdzv_id holding a space, which torchrun
+// passes on as TORCHELASTIC_RUN_ID: every node must refuse it (exit status
+// 2), naming the variable and its value, and write nothing.
+//
 // TestSlurmSummarize runs "srun -N1 -n2" on a one-host Slurm cluster that
 // the test starts and stops itself: its own munged (a new key and socket,
 // checked with munge -n | unmunge), then slurmctld and slurmd in the

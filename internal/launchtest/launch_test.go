@@ -156,6 +156,12 @@ func TestTorchrunSummarize(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildNanhunt(t)
+	torchrun := func(r *run, nodes int, rdzvID string) []string {
+		return append([]string{shim, "--nnodes", "1", "--nproc_per_node", strconv.Itoa(nodes),
+			"--master_addr", "127.0.0.1", "--master_port", strconv.Itoa(freePorts(t, 1)[0]), "--rdzv_id", rdzvID,
+			"--monitor_interval", "0.1", "--log_dir", filepath.Join(r.dir, "torchrun-logs"),
+			"--no_python", bin}, r.summarize()...)
+	}
 	for i, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			const nodes = 3
@@ -165,14 +171,24 @@ func TestTorchrunSummarize(t *testing.T) {
 			}
 			r.wantJob = "launchtest-" + sc
 			env := append(launchEnv(t, r.dir), "OMP_NUM_THREADS=1")
-			r.launch(t, "torchrun", 60*time.Second, env, python,
-				append([]string{shim, "--nnodes", "1", "--nproc_per_node", strconv.Itoa(nodes),
-					"--master_addr", "127.0.0.1", "--master_port", strconv.Itoa(freePorts(t, 1)[0]), "--rdzv_id", r.wantJob,
-					"--monitor_interval", "0.1", "--log_dir", filepath.Join(r.dir, "torchrun-logs"),
-					"--no_python", bin}, r.summarize()...)...)
+			r.launch(t, "torchrun", 60*time.Second, env, python, torchrun(r, nodes, r.wantJob)...)
 			r.check(t, "torchrun")
 		})
 	}
+	// --rdzv-id is free text that torchrun passes on as TORCHELASTIC_RUN_ID:
+	// one with a space is refused on every node, naming it, and nothing is
+	// written (torchrun itself makes a folder of it, so a path separator
+	// stops torchrun first)
+	t.Run("rdzv-id with a space", func(t *testing.T) {
+		r := newRun(t, bin, scenarios[1], 2)
+		out := r.launchRefused(t, "torchrun", 60*time.Second, append(launchEnv(t, r.dir), "OMP_NUM_THREADS=1"), python, torchrun(r, 2, "run 7")...)
+		if n := strings.Count(out, `TORCHELASTIC_RUN_ID="run 7" in the environment: want a job id`); n != 2 {
+			t.Errorf("%d processes named the variable, want 2:\n%s", n, tail([]byte(out), 40))
+		}
+		if ents, _ := os.ReadDir(r.sums); len(ents) != 0 {
+			t.Errorf("the refused processes wrote %v", ents)
+		}
+	})
 }
 
 func TestSlurmSummarize(t *testing.T) {
@@ -476,6 +492,29 @@ func (r *run) nanhunt(t *testing.T, limit time.Duration, args ...string) ([]byte
 // launch runs a launcher that starts the summarising processes.
 func (r *run) launch(t *testing.T, launcher string, limit time.Duration, env []string, name string, args ...string) {
 	t.Helper()
+	start := time.Now()
+	out, err := r.start(t, launcher, limit, env, name, args...)
+	if err != nil {
+		t.Fatalf("%s: %s %s: %v\n%s", launcher, name, strings.Join(args, " "), err, tail(out, 40))
+	}
+	t.Logf("%s ran %d summarising processes in %v", launcher, len(r.roots), time.Since(start).Round(time.Millisecond))
+}
+
+// launchRefused runs a launcher whose summarising processes must all be
+// refused, and returns what it printed.
+func (r *run) launchRefused(t *testing.T, launcher string, limit time.Duration, env []string, name string, args ...string) string {
+	t.Helper()
+	out, err := r.start(t, launcher, limit, env, name, args...)
+	if err == nil {
+		t.Fatalf("%s: %s %s succeeded; want its processes refused\n%s", launcher, name, strings.Join(args, " "), tail(out, 40))
+	}
+	return string(out)
+}
+
+// start runs a launcher until it ends, within limit, and returns its
+// output and its error.
+func (r *run) start(t *testing.T, launcher string, limit time.Duration, env []string, name string, args ...string) ([]byte, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -484,15 +523,11 @@ func (r *run) launch(t *testing.T, launcher string, limit time.Duration, env []s
 	cmd.WaitDelay = 5 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	t.Cleanup(func() { noneLeft(t, r.keep) })
-	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("%s was still running after %v (killed)\n%s", launcher, limit, tail(out, 40))
 	}
-	if err != nil {
-		t.Fatalf("%s: %s %s: %v\n%s", launcher, name, strings.Join(args, " "), err, tail(out, 40))
-	}
-	t.Logf("%s ran %d summarising processes in %v", launcher, len(r.roots), time.Since(start).Round(time.Millisecond))
+	return out, err
 }
 
 // summaryHeader is the first line of a summary.

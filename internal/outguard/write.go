@@ -22,6 +22,15 @@ const newFileMode fs.FileMode = 0o644
 // /dev/null, is written in place; a folder is refused. WriteFile does not
 // check where path lies: Guard.Check does, first.
 func WriteFile(path string, write func(io.Writer) error) error {
+	return WriteFileChecked(path, write, nil)
+}
+
+// WriteFileChecked is WriteFile, with check called once the temporary file
+// is written and synced, just before it is renamed over path: when check
+// fails, nothing is renamed, the temporary file is removed and its error
+// returned. Another process may have written path while this one wrote
+// its temporary file; check is where the caller looks again.
+func WriteFileChecked(path string, write func(io.Writer) error, check func() error) error {
 	target := path
 	if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
 		if r, err := filepath.EvalSymlinks(path); err == nil {
@@ -76,6 +85,11 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	}
 	if err := tmp.Close(); err != nil {
 		return pathError(path, err)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return pathError(path, err)

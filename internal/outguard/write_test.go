@@ -140,3 +140,34 @@ func listing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// The check of WriteFileChecked runs once the temporary file is written:
+// when it fails (another process wrote the file meanwhile), nothing is
+// renamed, what the other wrote stays, and no temporary file is left.
+func TestWriteFileChecked(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "summary.jsonl")
+	errTaken := errors.New("taken meanwhile")
+	err := WriteFileChecked(p, func(w io.Writer) error {
+		if err := os.WriteFile(p, []byte("the other's"), 0o644); err != nil { // the other process
+			t.Fatal(err)
+		}
+		_, err := io.WriteString(w, "mine")
+		return err
+	}, func() error { return errTaken })
+	if !errors.Is(err, errTaken) {
+		t.Fatalf("error %v, want %v", err, errTaken)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "the other's" {
+		t.Errorf("the file holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left %v", ents)
+	}
+	if err := WriteFileChecked(p, func(w io.Writer) error { _, err := io.WriteString(w, "mine"); return err }, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "mine" {
+		t.Errorf("the file holds %q", b)
+	}
+}

@@ -44,6 +44,8 @@ type adversarialCase struct {
 	signalWhen func(out string) bool
 	// after, when set, checks what the child left in its folder
 	after func(t *testing.T, out string)
+	// env is more of the child's environment (a launcher's variables)
+	env []string
 }
 
 const (
@@ -65,7 +67,8 @@ func size(normal, full int) int {
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {
-	return slices.Concat(falseCleanCases(), watchCleanCases(), baseCases(), nameCases(), watchUntrustedCases(), outputCases(), reproUntrustedCases(), summaryCleanCases())
+	return slices.Concat(falseCleanCases(), watchCleanCases(), baseCases(), nameCases(), watchUntrustedCases(), outputCases(), reproUntrustedCases(), summaryCleanCases(),
+		summaryUntrustedCases())
 }
 
 func baseCases() []adversarialCase {

@@ -59,7 +59,7 @@ func runBinary(t *testing.T, dir string, args []string, limit time.Duration, cre
 		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, bin}, args...)...)
 	}
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GOGC=100"}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GOGC=100"}, c.env...)
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}

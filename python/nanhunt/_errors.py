@@ -5,12 +5,20 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 
+def _shown(path: str) -> str:
+    """A path as it can be printed: the bytes of its name that are not
+    UTF-8 (os.fsdecode's surrogates, as nanhunt's JSON writes them) shown
+    as \\xNN escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 class NanhuntError(Exception):
     """nanhunt could not do what was asked: an unusable input, bad usage, a
     binary that is missing or did not run to the end.
 
     ``message`` is nanhunt's own message; ``file`` and ``offset`` name the
-    file and byte offset it points at, when it names them; ``status`` is the
+    file and byte offset it points at, when it names them (``file`` as
+    os.fsdecode gives it: os.fsencode(file) is the name's bytes on disk); ``status`` is the
     exit status of the command (``None`` when it did not run); ``stderr`` is
     what it wrote there.
     """
@@ -26,7 +34,7 @@ class NanhuntError(Exception):
     ) -> None:
         where = ""
         if file and file not in message:
-            where = f" ({file}" + (f" at byte {offset}" if offset is not None else "") + ")"
+            where = f" ({_shown(file)}" + (f" at byte {offset}" if offset is not None else "") + ")"
         super().__init__(message + where)
         self.message = message
         self.file = file
