@@ -283,11 +283,13 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		// origin
 		rd := filepath.Join(dir, name)
 		l.used(links[name])
-		l.addRank(mode, step, r, rd)
-		if !broken[name] && absent(l.Dirs[len(l.Dirs)-1].Dump) {
-			l.Dirs[len(l.Dirs)-1].NoDump = true
+		if !broken[name] && absent(filepath.Join(rd, "dump.json")) {
+			// nothing to read: its number and folder only
+			l.Dirs = append(l.Dirs, RankDir{Mode: mode, Step: step, Rank: r, Dir: rd, NoDump: true})
 			noDump = append(noDump, r)
+			continue
 		}
+		l.addRank(mode, step, r, rd)
 	}
 	if len(noDump) > 0 {
 		// one note a step: a hundred thousand empty folders are one line

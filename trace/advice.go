@@ -121,7 +121,7 @@ func (b *builder) advice() []string {
 		out = append(out, "Dump again with \"level\": \"mix\" and \"risk_level\": \"ALL\" so that calls msprobe filters by default (casts, views, clamp) are recorded.")
 	}
 	if len(r.inherited) > 0 {
-		out = append(out, fmt.Sprintf("Ranks %s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", dump.FormatRanges(r.inherited)))
+		out = append(out, fmt.Sprintf("%s got it without a recorded collective: if the job uses DDP or FSDP, their gradient all-reduce is not hooked; the verdict does not depend on it.", upperFirst(ranklist.Name(r.inherited))))
 	}
 	return out
 }

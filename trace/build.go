@@ -475,7 +475,8 @@ func (b *builder) judge() {
 		lower(2, "nan_check dumps record only the NPU overflow flag: NaN and Inf cannot be told apart, and the flag can report an intermediate overflow whose output is finite")
 	}
 	if len(r.inherited) > 0 {
-		lower(2, fmt.Sprintf("ranks %s first show it in their inputs with no recorded collective bringing it (DDP's bucket all-reduce and other C++ collectives are not hooked by msprobe), or made it by code outside the dump", dump.FormatRanges(r.inherited)))
+		lower(2, fmt.Sprintf("%s first show%s it in %s inputs with no recorded collective bringing it (DDP's bucket all-reduce and other C++ collectives are not hooked by msprobe), or made it by code outside the dump",
+			ranklist.Name(r.inherited), plural(len(r.inherited), "s", ""), plural(len(r.inherited), "its", "their")))
 	}
 	var damaged []int
 	for _, rank := range r.ranks {
@@ -505,7 +506,7 @@ func (b *builder) judge() {
 		lower(2, why)
 	}
 	// a missing node's ranks are named by the join's own reason (b.m.lower)
-	if missing := without(r.missing, r.noSummary); len(missing) > 0 {
+	if missing := without(without(r.missing, r.noSummary), r.noDump); len(missing) > 0 {
 		n := len(missing)
 		lower(2, fmt.Sprintf("%s of step %d %s not dumped: %s may have made it first", ranklist.Name(missing), r.step, plural(n, "was", "were"), plural(n, "it", "one of them")))
 	}

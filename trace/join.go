@@ -165,7 +165,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 	})
 	for _, d := range rs.dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		if _, ok := rs.recs[k]; !ok && rs.lost[k] == "" {
+		if _, ok := rs.recs[k]; !ok && rs.lost[k] == "" && !d.NoDump {
 			rs.lost[k] = "not in the summary"
 		}
 	}
@@ -304,7 +304,7 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 	var lost []int
 	for _, d := range h.Dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		if _, ok := rs.recs[k]; !ok {
+		if _, ok := rs.recs[k]; !ok && !d.NoDump {
 			rs.lost[k] = fmt.Sprintf("the summary %s is damaged at offset %d (%s) before this rank-step", file, offset, why)
 			lost = append(lost, d.Rank)
 		}
@@ -318,7 +318,7 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 // the set lists it: its folder only (a rank scan takes its files' paths
 // from its record), so that a join of many rank-steps stays small.
 func rankDirOf(r *record) dump.RankDir {
-	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: string(r.Dir)}
+	return dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: string(r.Dir), NoDump: r.NoDump}
 }
 
 // absPaths puts a record's paths back under the dump root of the node

@@ -20,6 +20,15 @@ type roster struct {
 	// empty are the step folders with no rank folder that can be read:
 	// true when the folder itself could not be listed
 	empty map[int]bool
+	// noDump are the ranks of each step whose folder holds no dump.json,
+	// ascending: no scan is made of them
+	noDump map[int][]int
+}
+
+// hasNoDump reports whether rank's folder at step holds no dump.json.
+func (ro roster) hasNoDump(step, rank int) bool {
+	_, ok := slices.BinarySearch(ro.noDump[step], rank)
+	return ok
 }
 
 // absentReason is why a known rank without a folder at a step is unread.
@@ -90,6 +99,9 @@ func (r *stepResult) unreadList() []verdict.UnreadRanks {
 		}
 	}
 	noFolder := without(r.absent, r.noSummary)
+	if len(r.noDump) > 0 {
+		unreadable = slices.Sorted(slices.Values(append(unreadable, r.noDump...)))
+	}
 	var out []verdict.UnreadRanks
 	for _, u := range []verdict.UnreadRanks{
 		{Step: r.step, Ranks: noFolder, Reason: r.absentWhy},

@@ -287,6 +287,30 @@ func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep
 	return m, nil
 }
 
+// splitNoDump returns the rank folders of a step that hold a dump.json,
+// and records the ranks of the others in job.noDump. A step without such
+// folders is returned as it is, not copied.
+func splitNoDump(ds []dump.RankDir, job *roster, step int) []dump.RankDir {
+	n := 0
+	for _, d := range ds {
+		if d.NoDump {
+			n++
+		}
+	}
+	if n == 0 {
+		return ds
+	}
+	kept := make([]dump.RankDir, 0, len(ds)-n)
+	for _, d := range ds {
+		if d.NoDump {
+			job.noDump[step] = append(job.noDump[step], d.Rank)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
+
 // stepReader reads the steps of one mode for it.
 type stepReader struct {
 	a      *analysis
@@ -313,6 +337,13 @@ func (a *analysis) stepReader(m *modeResult, dirs []dump.RankDir, empty []dump.E
 	sort.Ints(m.steps)
 	for _, d := range dirs {
 		job.known[d.Rank] = true
+	}
+	// a rank folder without dump.json has nothing to read: no scan is made
+	// of it (a hundred thousand empty folders cost no more than their
+	// numbers), and it is unread at its step
+	job.noDump = map[int][]int{}
+	for step, ds := range byStep {
+		byStep[step] = splitNoDump(ds, &job, step)
 	}
 	known := a.expected
 	if a.recs != nil {
@@ -517,9 +548,6 @@ func ctxErrOf(ctx context.Context, out []*rankScan, mode scanMode) error {
 
 // account adds a scan's size and problems to the totals.
 func (m *modeResult) account(s *rankScan) {
-	if s.dir.NoDump && s.openErr != nil {
-		return // no file to read (the layout's note names the folders): nothing read
-	}
 	m.files++
 	m.bytes += s.bytes
 	if s.cleared {

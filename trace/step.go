@@ -43,6 +43,7 @@ type stepResult struct {
 	absent      []int  // ranks with a folder at another analysed step, not at this one: unread here
 	absentWhy   string // why: no folder, or the step folder could not be listed
 	noSummary   []int  // the absent ranks that are a missing node's (a join): no summary holds them
+	noDump      []int  // ranks whose folder holds no dump.json (in missing: no scan is made of them)
 	// unknownRanks: a missing node's ranks cannot be told (a join), so the
 	// step is not read whole whatever its unread rows say
 	unknownRanks bool
@@ -69,7 +70,7 @@ func (r *stepResult) cleanStatus() string {
 	switch {
 	case r.whole():
 		return "clean"
-	case len(unreadRanksOf(r.unread)) >= len(r.ranks)+len(r.absent):
+	case len(unreadRanksOf(r.unread)) >= len(r.ranks)+len(r.absent)+len(r.noDump):
 		return "unread"
 	}
 	return "incomplete"
@@ -103,12 +104,17 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 			continue
 		}
 		r.missing = append(r.missing, rk)
-		if job.known[rk] {
+		switch {
+		case job.hasNoDump(step, rk):
+			// its folder holds no dump.json: unread, with no scan made
+			r.unreadRanks = append(r.unreadRanks, rk)
+			r.noDump = append(r.noDump, rk)
+		case job.known[rk]:
 			r.absent = append(r.absent, rk)
 			if job.unsummarised[rk] {
 				r.noSummary = append(r.noSummary, rk)
 			}
-		} else {
+		default:
 			r.notDumped = append(r.notDumped, rk)
 		}
 	}

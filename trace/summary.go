@@ -119,11 +119,12 @@ type summaryDir struct {
 	Dir       fsjson.String `json:"dir"`
 	Stack     bool          `json:"stack,omitempty"`
 	Construct bool          `json:"construct,omitempty"`
+	NoDump    bool          `json:"no_dump,omitempty"` // the folder held no dump.json: no record follows for it
 }
 
 func (d summaryDir) record() record {
 	in := func(name string) fsjson.String { return fsjson.String(path.Join(string(d.Dir), name)) }
-	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: in("dump.json")}
+	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: in("dump.json"), NoDump: d.NoDump}
 	if d.Stack {
 		r.Stack = in("stack.json")
 	}
@@ -254,7 +255,7 @@ func (sm *summarizer) header(root string) *summaryHeader {
 		h.Notes = append(h.Notes, summaryNote{Dir: fsjson.String(sm.rel(n.Dir)), Text: n.Text})
 	}
 	for _, d := range sm.dirs {
-		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: fsjson.String(sm.rel(d.Dir)), Stack: d.Stack != "", Construct: d.Construct != ""})
+		h.Dirs = append(h.Dirs, summaryDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: fsjson.String(sm.rel(d.Dir)), Stack: d.Stack != "", Construct: d.Construct != "", NoDump: d.NoDump})
 	}
 	return h
 }
@@ -265,8 +266,8 @@ func (sm *summarizer) mode(mode string) error {
 	byStep := map[int][]dump.RankDir{}
 	var order []int
 	for _, d := range sm.dirs {
-		if d.Mode != mode {
-			continue
+		if d.Mode != mode || d.NoDump {
+			continue // a folder without dump.json is in the header, with no record
 		}
 		if byStep[d.Step] == nil {
 			order = append(order, d.Step)

@@ -3,6 +3,7 @@ package robustness
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,9 +53,52 @@ func noRawEscapes(t *testing.T, stdout string) {
 	}
 }
 
-// nameCases are names from a dump that must not act on the terminal.
+// emptyRankFolders adds n rank folders holding nothing to step0, after
+// the two real ones.
+func emptyRankFolders(t *testing.T, in string, n int) {
+	t.Helper()
+	for r := 2; r < n+2; r++ {
+		if err := os.Mkdir(filepath.Join(in, "step0", fmt.Sprintf("rank%d", r)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// nameCases are names from a dump that must not act on the terminal, and
+// folders whose number alone must not cost time or memory.
 func nameCases() []adversarialCase {
 	return []adversarialCase{
+		{
+			class: "untrusted input", name: "step-number-past-int64",
+			input:  "a step folder step9223372036854775807 beside step0, and step999999999",
+			answer: "the first is no folder msprobe writes (named); the gap to the second is said as a range",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{steps: []string{"step0", "step9223372036854775807", "step999999999"}})
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `steps 1-999999998 not dumped`, maxTime: 5 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, s string) {
+				if !strings.Contains(s, "step9223372036854775807") {
+					t.Errorf("the folder past nine digits is not named")
+				}
+			},
+		},
+		{
+			class: "untrusted input", name: "empty-rank-folders",
+			input:  "25,000 rank folders holding nothing beside two real ones (100,000 in the full run)",
+			answer: "no file is read or counted for them; they are unread ranks, said as one range",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				emptyRankFolders(t, in, size(25_000, 100_000))
+				return []string{"trace", in}
+			},
+			exit: exitAnomaly, message: `Read 2 files`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+			stdout: func(t *testing.T, s string) {
+				if !strings.Contains(s, "could not be read (missing, empty") || strings.Count(s, "\n") > 200 {
+					t.Errorf("the empty folders are not one row of unread ranks:\n%s", clip(s))
+				}
+			},
+		},
 		{
 			class: "untrusted input", name: "name-terminal-escapes",
 			input:  "an op name holding ESC]0;… (retitle), ESC[2J (clear) and CR",
