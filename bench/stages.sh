@@ -26,7 +26,7 @@ mkdir -p "$(dirname "$out")"
 {
 	go test ./dump -run '^$' -bench 'Prefilter|Reader|LastEntry|BackwardNeedle|NeedleKernel|Measure' -count 6 -cpu 1
 	go test ./internal/jsonlex -run '^$' -bench 'Next|SkipValue|Classify' -count 6 -cpu 1
-	go test ./trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
+	go test ./internal/trace -run '^$' -bench TraceDemo -count 6 -cpu 1,2
 } | tee "$out"
 benchstat "$out" > "${out%.txt}.benchstat"
 cat "${out%.txt}.benchstat"

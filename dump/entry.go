@@ -1,6 +1,6 @@
 package dump
 
-import "github.com/nanhunt/nanhunt/nonfinite"
+import "github.com/nanhunt/nanhunt/internal/nonfinite"
 
 // Class is a set of non-finite values (see package nonfinite).
 type Class = nonfinite.Class

@@ -3,7 +3,7 @@ package dump
 import (
 	"errors"
 	"fmt"
-	"github.com/nanhunt/nanhunt/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"io"
 	"math"
 	"strconv"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 // entryCopy is an Entry with its slices copied out of the Reader's buffers.

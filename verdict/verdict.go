@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"github.com/nanhunt/nanhunt/msprobe"
-	"github.com/nanhunt/nanhunt/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/msprobe"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"strings"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 func demoCommand() *cobra.Command {

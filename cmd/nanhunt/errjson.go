@@ -12,7 +12,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 

@@ -17,7 +17,7 @@ import (
 func TestErrorJSON(t *testing.T) {
 	dir := t.TempDir()
 	rank := filepath.Join(dir, "dump", "step3", "rank1")
-	copyTree(t, filepath.Join("..", "..", "repro", "testdata", "golden-dump", "step3", "rank1"), rank)
+	copyTree(t, filepath.Join("..", "..", "internal", "repro", "testdata", "golden-dump", "step3", "rank1"), rank)
 	whole, err := os.ReadFile(filepath.Join(rank, "dump.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestErrorNotJSON(t *testing.T) {
 // The JSON of a truncated dump.json, as a user's script sees it.
 func TestErrorJSONGolden(t *testing.T) {
 	dir := t.TempDir()
-	whole, err := os.ReadFile(filepath.Join("..", "..", "repro", "testdata", "golden-dump", "step3", "rank1", "dump.json"))
+	whole, err := os.ReadFile(filepath.Join("..", "..", "internal", "repro", "testdata", "golden-dump", "step3", "rank1", "dump.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

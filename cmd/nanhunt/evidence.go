@@ -8,16 +8,16 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nanhunt/nanhunt/monitor"
-	"github.com/nanhunt/nanhunt/trainlog"
+	"github.com/nanhunt/nanhunt/internal/monitor"
+	"github.com/nanhunt/nanhunt/internal/trainlog"
 )
 
 // evidenceFlags name the training logs and the monitor output.

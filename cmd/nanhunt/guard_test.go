@@ -59,11 +59,11 @@ func newGuardRun(t *testing.T) guardRun {
 	r := guardRun{root: root, dump: filepath.Join(root, "dump"), log: filepath.Join(root, "train.log"),
 		rules: filepath.Join(root, "rules.json"), monitor: filepath.Join(root, "monitor"), verdict: filepath.Join(root, "verdict.json")}
 	r.rank = filepath.Join(r.dump, "step3", "rank1")
-	copyTree(t, filepath.Join("..", "..", "repro", "testdata", "golden-dump"), r.dump)
-	copyTree(t, filepath.Join("..", "..", "monitor", "testdata", "v1-forward-tp"), r.monitor)
+	copyTree(t, filepath.Join("..", "..", "internal", "repro", "testdata", "golden-dump"), r.dump)
+	copyTree(t, filepath.Join("..", "..", "internal", "monitor", "testdata", "v1-forward-tp"), r.monitor)
 	r.csv = filepath.Join(r.monitor, "Dec03_21-34-43-rank3-1a2b3c50", "actv_0-9.csv")
 	for _, c := range []struct{ from, to string }{
-		{filepath.Join("..", "..", "trainlog", "testdata", "megatron-fp16.log"), r.log},
+		{filepath.Join("..", "..", "internal", "trainlog", "testdata", "megatron-fp16.log"), r.log},
 		{filepath.Join(reportVerdicts, "markdown_bwd-sqrt-zero-L1.json"), r.verdict},
 	} {
 		b, err := os.ReadFile(c.from)

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
-	"github.com/nanhunt/nanhunt/msprobe"
+	"github.com/nanhunt/nanhunt/internal/msprobe"
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -69,10 +69,10 @@ func TestTraceGolden(t *testing.T) {
 		{"plan-too-late.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7", "--dump-path", "/data/followup"}, exitAnomaly},
 		{"plan-resnet-clean.txt", []string{"plan", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
 		{"fwd-log-neg-L1.md", []string{"trace", "--format", "markdown", filepath.Join(gen, "fwd-log-neg-rank2-step5", "L1")}, exitAnomaly},
-		{"evidence-megatron-skipped.txt", []string{"trace", "--log", filepath.Join("..", "..", "trainlog", "testdata", "megatron-fp16.log")}, exitAnomaly},
-		{"evidence-deepspeed.txt", []string{"trace", "--log", filepath.Join("..", "..", "trainlog", "testdata", "deepspeed.log")}, exitAnomaly},
-		{"evidence-per-rank-logs.txt", []string{"trace", "--log", filepath.Join("..", "..", "trainlog", "testdata", "per-rank", "rank*.log")}, exitAnomaly},
-		{"evidence-monitor-tp.txt", []string{"trace", "--monitor", filepath.Join("..", "..", "monitor", "testdata", "v1-forward-tp"), "--tp-size", "2"}, exitAnomaly},
+		{"evidence-megatron-skipped.txt", []string{"trace", "--log", filepath.Join("..", "..", "internal", "trainlog", "testdata", "megatron-fp16.log")}, exitAnomaly},
+		{"evidence-deepspeed.txt", []string{"trace", "--log", filepath.Join("..", "..", "internal", "trainlog", "testdata", "deepspeed.log")}, exitAnomaly},
+		{"evidence-per-rank-logs.txt", []string{"trace", "--log", filepath.Join("..", "..", "internal", "trainlog", "testdata", "per-rank", "rank*.log")}, exitAnomaly},
+		{"evidence-monitor-tp.txt", []string{"trace", "--monitor", filepath.Join("..", "..", "internal", "monitor", "testdata", "v1-forward-tp"), "--tp-size", "2"}, exitAnomaly},
 		{"evidence-log-only.txt", []string{"trace", "--log", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "train-log", "rank*.json"), "--log-format", "generic"}, exitAnomaly},
 		{"evidence-log-and-dump.txt", []string{"trace", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--log", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "train-log", "rank*.json")}, exitAnomaly},
 		{"evidence-log-and-dump.json", []string{"trace", "--format", "json", filepath.Join(gen, "fwd-log-neg-rank2-step5", "mix"), "--log", filepath.Join(gen, "fwd-log-neg-rank2-step5", "train-log", "rank*.json")}, exitAnomaly},

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
-	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // progressTo returns a progress display on w when w is a terminal, else nil:

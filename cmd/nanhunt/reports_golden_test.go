@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/realruns"
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 // The reports of the cases whose words are easiest to get wrong, held to
@@ -66,8 +66,8 @@ func TestReportGoldens(t *testing.T) {
 		dir  func(t *testing.T) string
 		args []string // instead of a dump: evidence alone
 	}{
-		{name: "log-only", args: []string{"--log", filepath.Join("..", "..", "trainlog", "testdata", "megatron-fp16.log")}},
-		{name: "monitor-only", args: []string{"--monitor", filepath.Join("..", "..", "monitor", "testdata", "v1-forward-tp"), "--tp-size", "2"}},
+		{name: "log-only", args: []string{"--log", filepath.Join("..", "..", "internal", "trainlog", "testdata", "megatron-fp16.log")}},
+		{name: "monitor-only", args: []string{"--monitor", filepath.Join("..", "..", "internal", "monitor", "testdata", "v1-forward-tp"), "--tp-size", "2"}},
 		{name: "realrun-tie-two-groups", dir: func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1")
 		}},

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/repro"
+	"github.com/nanhunt/nanhunt/internal/repro"
 )
 
 // reproFlags are the flags of nanhunt repro.

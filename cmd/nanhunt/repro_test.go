@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/repro"
+	"github.com/nanhunt/nanhunt/internal/repro"
 )
 
 // reproCLI runs nanhunt with the repro command.
@@ -18,8 +18,8 @@ func reproCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestReproCommand(t *testing.T) {
-	golden := filepath.Join("..", "..", "repro", "testdata", "golden-dump")
-	statsOnly := filepath.Join("..", "..", "repro", "testdata", "statistics-only")
+	golden := filepath.Join("..", "..", "internal", "repro", "testdata", "golden-dump")
+	statsOnly := filepath.Join("..", "..", "internal", "repro", "testdata", "statistics-only")
 	tmp := t.TempDir()
 	notEmpty := filepath.Join(tmp, "not-empty")
 	os.MkdirAll(notEmpty, 0o755)

@@ -139,7 +139,7 @@ func TestTraceSkillGolden(t *testing.T) {
 		{"skill-realrun-tie-two-groups.json", func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1")
 		}},
-		{"skill-format-dump.json", func(t *testing.T) string { return filepath.Join("..", "..", "trace", "testdata", "skill-format") }},
+		{"skill-format-dump.json", func(t *testing.T) string { return filepath.Join("..", "..", "internal", "trace", "testdata", "skill-format") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +152,7 @@ func TestTraceSkillGolden(t *testing.T) {
 // TestTraceSkillFormatDump traces the run written as the skill documents
 // it (trace/testdata/make_skill_format.py) into the skill's own shapes.
 func TestTraceSkillFormatDump(t *testing.T) {
-	dir := filepath.Join("..", "..", "trace", "testdata", "skill-format")
+	dir := filepath.Join("..", "..", "internal", "trace", "testdata", "skill-format")
 	_, s, v := traceSkill(t, dir)
 	fa := s.SingleRank.FirstAnomaly
 	var op string

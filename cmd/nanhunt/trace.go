@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/plan"
-	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/internal/plan"
+	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // traceFlags are the flags that shape an analysis and its output.

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/trace"
-	"github.com/nanhunt/nanhunt/watch"
+	"github.com/nanhunt/nanhunt/internal/trace"
+	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // watchFlags are the flags of nanhunt watch.

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/nanhunt/nanhunt/watch"
+	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // watchLocks are the locks a watch holds on its output folder and its

@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/evidence"
+	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/plan"
+	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/verdict"
-	"github.com/nanhunt/nanhunt/watch"
+	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // watchPrinter writes the watch's events: a line each in text, one JSON

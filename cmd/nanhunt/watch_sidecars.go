@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nanhunt/nanhunt/evidence"
-	"github.com/nanhunt/nanhunt/monitor"
+	"github.com/nanhunt/nanhunt/internal/evidence"
+	"github.com/nanhunt/nanhunt/internal/monitor"
 	"github.com/nanhunt/nanhunt/verdict"
-	"github.com/nanhunt/nanhunt/watch"
+	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // logSidecar follows growing training logs: they are read again when they

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 // finishedRun writes a generated scenario, as a job that has ended.

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/verdict"
-	"github.com/nanhunt/nanhunt/watch"
+	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // hostileOp is the name log-negative's origin op is given: a NUL, an

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
-	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/internal/policy"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 // fixtures is ../shared/fixtures next to the repository; tests that need it

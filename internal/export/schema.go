@@ -3,7 +3,7 @@ package export
 import (
 	"math"
 
-	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/internal/policy"
 
 	"github.com/nanhunt/nanhunt/dump"
 )

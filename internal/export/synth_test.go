@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 // parquetFiles lists the .parquet files under dir, relative and sorted.

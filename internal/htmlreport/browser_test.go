@@ -16,7 +16,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/synth"
+	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/report-bwd-sqrt-zero.png (the README shows it)")

@@ -9,11 +9,11 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
-	"github.com/nanhunt/nanhunt/policy"
+	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // Timeline is the origin rank's calls around the root op, in execution

@@ -12,7 +12,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // fixtures returns ../shared/fixtures next to the repository, or skips.

@@ -12,8 +12,8 @@ import (
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
-	"github.com/nanhunt/nanhunt/synth"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/synth"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // The differential test: the fast path (package trace) must reach the

@@ -10,7 +10,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/jsonoracle"
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
 
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // FuzzDifferential: an arbitrary dump.json (and stack.json and

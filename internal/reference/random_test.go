@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
-	"github.com/nanhunt/nanhunt/synth"
-	"github.com/nanhunt/nanhunt/trace"
+	"github.com/nanhunt/nanhunt/internal/synth"
+	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // Randomized runs: synth.Random(seed) picks a valid spec (world size,
