@@ -139,7 +139,9 @@ func TestTraceSkillGolden(t *testing.T) {
 		{"skill-realrun-tie-two-groups.json", func(t *testing.T) string {
 			return filepath.Join(realruns.Dir(t, "fp16-allreduce-two-groups"), "L1")
 		}},
-		{"skill-format-dump.json", func(t *testing.T) string { return filepath.Join("..", "..", "internal", "trace", "testdata", "skill-format") }},
+		{"skill-format-dump.json", func(t *testing.T) string {
+			return filepath.Join("..", "..", "internal", "trace", "testdata", "skill-format")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,11 +18,11 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
+	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/internal/plan"
-	"github.com/nanhunt/nanhunt/verdict"
 	"github.com/nanhunt/nanhunt/internal/watch"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // watchPrinter writes the watch's events: a line each in text, one JSON

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/monitor"
-	"github.com/nanhunt/nanhunt/verdict"
 	"github.com/nanhunt/nanhunt/internal/watch"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // logSidecar follows growing training logs: they are read again when they

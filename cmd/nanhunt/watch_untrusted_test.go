@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/verdict"
 	"github.com/nanhunt/nanhunt/internal/watch"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // hostileOp is the name log-negative's origin op is given: a NUL, an

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/internal/realruns"
-	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/internal/synth"
+	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/internal/trace"
 )
 

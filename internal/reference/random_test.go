@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/internal/synth"
+	"github.com/nanhunt/nanhunt/internal/tinylimits"
 	"github.com/nanhunt/nanhunt/internal/trace"
 )
 

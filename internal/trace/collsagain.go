@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // A rank scan keeps its first non-finite collectives whole, up to a limit

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // PhasesOf places the calls at the given indices of one rank's dump.json

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/realruns"
 )
 
 // PhasesOf gives the calls of a real run the phases the verdict gives

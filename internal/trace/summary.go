@@ -17,8 +17,8 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
-	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
 // SummarySchema names the summary format. A summary is JSON lines: one

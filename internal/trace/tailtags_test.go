@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/realruns"
 )
 
 // A long tail is not named to the side files: they are asked for the calls
