@@ -118,6 +118,9 @@ func classifySlow(b []byte) cell {
 	if len(b) == 0 {
 		return cell{class: vMissing}
 	}
+	if c, ok := boolCell(b); ok {
+		return c
+	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		switch c, _ := nonfinite.Parse(b); c {
@@ -139,6 +142,20 @@ func classifySlow(b []byte) cell {
 		return cell{class: vNegInf}
 	}
 	return cell{class: vFinite, zero: f == 0, neg: f < 0}
+}
+
+// boolCell reads the min or max of a boolean tensor (a padding or
+// attention mask among the monitor's targets): TrainerMon takes
+// torch.min/torch.max of it, and pandas writes the Python bool as True or
+// False. They are the finite values 1 and 0.
+func boolCell(b []byte) (cell, bool) {
+	switch string(b) {
+	case "True":
+		return cell{class: vFinite}, true
+	case "False":
+		return cell{class: vFinite, zero: true}, true
+	}
+	return cell{}, false
 }
 
 // parseInt reads a non-negative or negative decimal integer, also written
