@@ -320,8 +320,16 @@ func (a RankState) Shown() string {
 type Evidence struct {
 	Log            *LogEvidence     `json:"log,omitempty"`
 	Monitor        *MonitorEvidence `json:"monitor,omitempty"`
-	Agreements     []string         `json:"agreements"`
-	Contradictions []string         `json:"contradictions"`
+	// Agreements are claims of two sources about the same thing that
+	// hold together.
+	Agreements []string `json:"agreements"`
+	// Contradictions are claims of two sources about the same thing (a
+	// step, a phase, a rank) that cannot both hold.
+	Contradictions []string `json:"contradictions"`
+	// Notes are gaps in what a source covers (steps not dumped, modules
+	// or phases the monitor does not record, a log that stops early),
+	// each with the change that would close it: not contradictions.
+	Notes []string `json:"notes"`
 }
 
 // LogEvidence is the first non-finite value a training log printed.
@@ -352,6 +360,9 @@ type LogEvidence struct {
 	// NonFiniteParams is the first record that lists parameters with
 	// non-finite values, when the log has such a field.
 	NonFiniteParams *ParamsAfterStep `json:"nonfinite_params,omitempty"`
+	// LastStep is the last step the log prints, when it prints no
+	// non-finite value: it cannot show what comes later.
+	LastStep *int `json:"last_step,omitempty"`
 	Where           string           `json:"where"` // file:line of the first non-finite value
 }
 
@@ -392,6 +403,10 @@ type MonitorEvidence struct {
 	// Partners compares tensor-parallel partners of the module.
 	Partners string `json:"partners,omitempty"`
 	Summary  string `json:"summary"` // one line: what, where, when
+	// Weak: the monitor's first sighting is only an infinite norm (or a
+	// nan statistic with no NaN counted): a tensor holding a legitimate
+	// -inf, such as an attention mask, records the same.
+	Weak bool `json:"weak,omitempty"`
 	Reason   string `json:"reason"`  // how the monitor reader decided`
 	// Findings is the monitor reader's full account.
 	Findings any `json:"findings,omitempty"`

@@ -51,6 +51,7 @@ func TestCombine(t *testing.T) {
 		mon        *verdict.MonitorEvidence
 		agree      []string // substrings, each in one agreement
 		contradict []string
+		note       []string
 		planSteps  []int // nil: no check
 	}{
 		{name: "loss one step after a backward origin", v: dumpVerdict("backward", true, false), log: logAt(6, "loss", "forward"),
@@ -60,15 +61,15 @@ func TestCombine(t *testing.T) {
 		{name: "loss already bad at a backward origin step", v: dumpVerdict("backward", true, false), log: logAt(5, "loss", "forward"),
 			contradict: []string{"runs after the loss is computed"}},
 		{name: "log before the first dumped step", v: dumpVerdict("forward", false, false), log: logAt(1, "loss", "forward"),
-			contradict: []string{"the dump was taken too late"}, planSteps: []int{0, 1}},
+			note: []string{"the dump began too late"}, planSteps: []int{0, 1}},
 		{name: "log earlier than the dump's origin", v: dumpVerdict("forward", true, false), log: logAt(4, "loss", "forward"),
 			contradict: []string{"check the iteration-to-step mapping"}},
 		{name: "one rank printed it first, the source", v: dumpVerdict("forward", true, false), log: logAt(5, "loss", "forward", 2),
 			agree: []string{"Only rank 2 printed it first"}},
 		{name: "another rank printed it first", v: dumpVerdict("forward", true, false), log: logAt(5, "loss", "forward", 1),
-			contradict: []string{"rank 1 printing it first"}},
+			note: []string{"rank 1 printing it first, not the dump's source rank 2"}},
 		{name: "monitor: after reduction only vs a compute origin", v: dumpVerdict("backward", true, false), mon: monAt(5, "backward", "after"),
-			agree: []string{"Both place it in the backward"}, contradict: []string{"aggregation fault"}},
+			note: []string{"The monitor first sees it in the gradient reduction, after the dump's origin in the backward"}, contradict: []string{"aggregation fault"}},
 		{name: "monitor: after reduction with a collective origin", v: dumpVerdict("backward", true, true), mon: monAt(5, "backward", "after"),
 			agree: []string{"the collective made it from clean inputs"}},
 		{name: "monitor: local gradients of the source", v: dumpVerdict("backward", true, false), mon: monAt(5, "backward", "before", 2),
@@ -76,7 +77,7 @@ func TestCombine(t *testing.T) {
 		{name: "monitor: module in the chain", v: dumpVerdict("forward", true, false), mon: &verdict.MonitorEvidence{Step: intp(5), Module: "encoder_0.output", Summary: "x"},
 			agree: []string{"is in the origin's module chain"}},
 		{name: "monitor later than the dump", v: dumpVerdict("forward", true, false), mon: monAt(6, "forward", ""),
-			contradict: []string{"its targets do not include"}},
+			note: []string{"after the dump's origin at step 5 in the forward: its targets do not include where it was born: add encoder to targets"}},
 		{name: "log and monitor, no dump", log: logAt(7, "loss", "forward"), mon: monAt(6, "backward", "before", 3),
 			agree: []string{"before the log's metrics do"}, planSteps: []int{5, 6}},
 		{name: "previous update: the log at the step before", v: dumpVerdict("optimizer", false, false), log: logAt(4, "grad_norm", "backward"),
@@ -119,6 +120,11 @@ func TestCombine(t *testing.T) {
 			for _, want := range tc.contradict {
 				if !anyContains(e.Contradictions, want) {
 					t.Errorf("no contradiction with %q in %q", want, e.Contradictions)
+				}
+			}
+			for _, want := range tc.note {
+				if !anyContains(e.Notes, want) {
+					t.Errorf("no note with %q in %q", want, e.Notes)
 				}
 			}
 			if len(tc.contradict) == 0 && len(e.Contradictions) > 0 {

@@ -68,6 +68,10 @@ func FromLog(l *trainlog.Log) *verdict.LogEvidence {
 			e.Where += " (the loss is missing from the line: Megatron-LM leaves out a loss that is not above 0, NaN included)"
 		}
 	}
+	if lf := s.LastFinite; ev == nil && lf != nil {
+		st := lf.Step
+		e.LastStep = &st
+	}
 	if p := s.PersistentSkips; p != nil {
 		st := p.Step
 		e.PersistentSkipStep = &st

@@ -99,7 +99,8 @@ func FromMonitor(r *monitor.Run) *verdict.MonitorEvidence {
 	}
 	e.Reason = o.Reason
 	if o.Weak {
-		b.WriteString(" [weak: only an infinite norm of finite values]")
+		e.Weak = true
+		b.WriteString(" [weak: only an infinite norm or a nan statistic without a NaN counted]")
 	}
 	e.Summary = b.String()
 	return e

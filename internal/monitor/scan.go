@@ -326,6 +326,11 @@ func (s *scanner) decode(lay *layout, fields [][]byte, line int) string {
 			t.module, t.tensor, t.side = splitTensor(module, t.kind, lay.style)
 		}
 		t.an = judge(&s.cells[i], shape, lay.shape >= 0)
+		if t.kind == kActv && t.an.kind == anNegInf {
+			// -inf alone in a forward activation is what an attention
+			// mask holds: kept, but weak, as an infinite norm is
+			t.an.weak = true
+		}
 		s.sink.row(t)
 	}
 	return ""

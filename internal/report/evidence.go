@@ -148,6 +148,9 @@ func (p *printer) evidence(v *verdict.Verdict) {
 	for _, c := range e.Contradictions {
 		p.f("  differs: %s\n", c)
 	}
+	for _, n := range e.Notes {
+		p.f("  gap:     %s\n", n)
+	}
 	p.f("\n")
 }
 

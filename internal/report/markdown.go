@@ -121,6 +121,9 @@ func Markdown(w io.Writer, v *verdict.Verdict) error {
 		for _, c := range e.Contradictions {
 			m.f("- differs: %s\n", m.inline(c))
 		}
+		for _, n := range e.Notes {
+			m.f("- gap: %s\n", m.inline(n))
+		}
 		m.f("\n")
 	}
 	if pl := v.Plan; pl != nil && pl.Collect != "" {
