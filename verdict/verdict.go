@@ -318,8 +318,8 @@ func (a RankState) Shown() string {
 // Evidence is what a training log and msprobe's monitor say, next to the
 // dump, and where the three agree or not.
 type Evidence struct {
-	Log            *LogEvidence     `json:"log,omitempty"`
-	Monitor        *MonitorEvidence `json:"monitor,omitempty"`
+	Log     *LogEvidence     `json:"log,omitempty"`
+	Monitor *MonitorEvidence `json:"monitor,omitempty"`
 	// Agreements are claims of two sources about the same thing that
 	// hold together.
 	Agreements []string `json:"agreements"`
@@ -362,8 +362,8 @@ type LogEvidence struct {
 	NonFiniteParams *ParamsAfterStep `json:"nonfinite_params,omitempty"`
 	// LastStep is the last step the log prints, when it prints no
 	// non-finite value: it cannot show what comes later.
-	LastStep *int `json:"last_step,omitempty"`
-	Where           string           `json:"where"` // file:line of the first non-finite value
+	LastStep *int   `json:"last_step,omitempty"`
+	Where    string `json:"where"` // file:line of the first non-finite value
 }
 
 // SkippedIteration is an iteration the loss scaler skipped.
@@ -406,8 +406,8 @@ type MonitorEvidence struct {
 	// Weak: the monitor's first sighting is only an infinite norm (or a
 	// nan statistic with no NaN counted): a tensor holding a legitimate
 	// -inf, such as an attention mask, records the same.
-	Weak bool `json:"weak,omitempty"`
-	Reason   string `json:"reason"`  // how the monitor reader decided`
+	Weak   bool   `json:"weak,omitempty"`
+	Reason string `json:"reason"` // how the monitor reader decided`
 	// Findings is the monitor reader's full account.
 	Findings any `json:"findings,omitempty"`
 }
