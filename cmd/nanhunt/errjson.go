@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
@@ -88,12 +89,15 @@ func detailOf(err error) errorDetail {
 	d := errorDetail{Message: err.Error()}
 	var ue *trace.UnreadableError
 	var ie *inputError
+	var nie *nanhunt.InputError
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &ue) && len(ue.Problems) == 1:
 		d.File, d.Offset = fsjson.String(ue.Problems[0].File), ue.Problems[0].Offset
 	case errors.As(err, &ie):
 		d.File = fsjson.String(ie.File)
+	case errors.As(err, &nie):
+		d.File = fsjson.String(nie.File)
 	case errors.As(err, &pe):
 		d.File = fsjson.String(pe.Path)
 	}

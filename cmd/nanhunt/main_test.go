@@ -13,7 +13,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/msprobe"
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/internal/trace"
+	"github.com/nanhunt/nanhunt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -191,7 +191,7 @@ func TestRulesFile(t *testing.T) {
 }
 
 func TestProgressLine(t *testing.T) {
-	line := progressLine(trace.Progress{Step: 5, StepsDone: 5, Steps: 8, FilesDone: 20, Files: 32, BytesRead: 3 << 30, Bytes: 6 << 30, Elapsed: 3e9})
+	line := progressLine(nanhunt.Progress{Step: 5, StepsDone: 5, Steps: 8, FilesDone: 20, Files: 32, BytesRead: 3 << 30, Bytes: 6 << 30, Elapsed: 3e9})
 	for _, want := range []string{"step 5", "5/8 steps", "20/32 files", "3.0 GiB of 6.0 GiB", "1.0 GiB/s", "at most 3s left"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("%q lacks %q", line, want)

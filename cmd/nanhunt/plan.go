@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nanhunt/nanhunt/internal/evidence"
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
@@ -72,7 +72,6 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 	if err := f.guard(path, out("-o", f.output)); err != nil {
 		return err
 	}
-	popt := plan.Options{DumpPath: f.dumpPath, ConfigPath: f.configPath, Mode: f.mode}
 	switch f.mode {
 	case "", plan.AnyStep, plan.SameStep:
 	default:
@@ -82,29 +81,20 @@ func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
 	if err != nil {
 		return fmt.Errorf("--budget: %w", err)
 	}
-	popt.Budget = budget
-	if path != "" {
-		popt.Measure = plan.FromDump(path)
+	in, err := f.analysis(cmd, path)
+	if err != nil {
+		return err
 	}
-	var v *verdict.Verdict
-	switch {
-	case f.verdict != "":
-		var err error
-		if v, err = readVerdict(f.verdict); err != nil {
-			return err
-		}
-		ev, err := readEvidence(cmd, &f.evidence)
-		if err != nil {
-			return err
-		}
-		v = f.evidence.combine(v, ev, popt)
-	default:
-		var err error
-		if v, err = analyse(cmd, path, &f.traceFlags, popt); err != nil {
+	in.Plan = nanhunt.PlanOptions{DumpPath: f.dumpPath, ConfigPath: f.configPath, Mode: f.mode, Budget: budget}
+	if f.verdict != "" {
+		if in.Verdict, err = readVerdict(f.verdict); err != nil {
 			return err
 		}
 	}
-	v.Plan = pickPlan(v, popt)
+	v, err := analyse(cmd, in)
+	if err != nil {
+		return err
+	}
 	// the config first: standard output holds one plan or one error
 	if f.output != "" && v.Plan != nil {
 		cfg, err := v.Plan.Config.Indented()
@@ -137,15 +127,6 @@ func (f *planFlags) guard(path string, outs ...outguard.Output) error {
 	g.Input(f.rules, f.verdict)
 	f.evidence.guard(&g)
 	return g.Check(outs...)
-}
-
-// pickPlan keeps the plan Combine chose for evidence that a dump does not
-// cover, and otherwise makes it with the user's paths.
-func pickPlan(v *verdict.Verdict, opt plan.Options) *verdict.Plan {
-	if v.Evidence != nil {
-		return evidence.Combine(v, v.Evidence.Log, v.Evidence.Monitor, opt).Plan
-	}
-	return plan.Make(v, opt)
 }
 
 func writePlan(w io.Writer, format string, v *verdict.Verdict) error {

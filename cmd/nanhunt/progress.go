@@ -8,18 +8,18 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/report"
-	"github.com/nanhunt/nanhunt/internal/trace"
 )
 
 // progressTo returns a progress display on w when w is a terminal, else nil:
 // pipes, files and CI logs stay clean.
-func progressTo(w io.Writer) func(trace.Progress) {
+func progressTo(w io.Writer) func(nanhunt.Progress) {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return func(p trace.Progress) {
+	return func(p nanhunt.Progress) {
 		if p.Final {
 			fmt.Fprint(w, "\r\033[K")
 			return
@@ -30,7 +30,7 @@ func progressTo(w io.Writer) func(trace.Progress) {
 
 // progressLine writes one line: step, files, bytes, rate and the time left
 // if every file had to be read (the scan usually stops earlier).
-func progressLine(p trace.Progress) string {
+func progressLine(p nanhunt.Progress) string {
 	rate := 0.0
 	if s := p.Elapsed.Seconds(); s > 0 {
 		rate = float64(p.BytesRead) / s

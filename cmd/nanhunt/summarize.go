@@ -190,12 +190,23 @@ func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, er
 	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return opt, err
 	}
-	if f.rules != "" {
-		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
-			return opt, &inputError{File: f.rules, Err: err}
-		}
+	if opt.Rules, err = loadRules(f.rules); err != nil {
+		return opt, err
 	}
 	return opt, nil
+}
+
+// loadRules reads --rules (nil when not given), for the commands that
+// call the library's parts (summarize, watch).
+func loadRules(file string) ([]policy.Rule, error) {
+	if file == "" {
+		return nil, nil
+	}
+	rules, err := policy.LoadRules(file)
+	if err != nil {
+		return nil, &inputError{File: file, Err: err}
+	}
+	return rules, nil
 }
 
 // checkPlaceFlags refuses --node-index and --nodes given with the values

@@ -1,17 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/plan"
-	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/report"
@@ -48,22 +47,21 @@ func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "report the first NaN/Inf even when the next step no longer shows it")
 }
 
-// options turns the flags into trace.Options.
-func (f *traceFlags) options(path string) (trace.Options, error) {
-	opt := trace.Options{Path: path, Jobs: f.jobs, Strict: f.strict, Summaries: f.summaries}
-	if len(f.summaries) > 0 {
-		opt.Path = ""
-	}
+// analysis is the flags as the library's Inputs; path names the dump (or
+// the first of the summaries).
+func (f *traceFlags) analysis(cmd *cobra.Command, path string) (nanhunt.Inputs, error) {
+	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict}
 	var err error
-	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
-		return opt, err
+	if in.Steps, in.Ranks, err = selection(f.steps, f.ranks); err != nil {
+		return in, err
 	}
-	if f.rules != "" {
-		if opt.Rules, err = policy.LoadRules(f.rules); err != nil {
-			return opt, &inputError{File: f.rules, Err: err}
-		}
+	if in.Log, in.Monitor, err = f.evidence.inputs(); err != nil {
+		return in, err
 	}
-	return opt, nil
+	if path != "" && f.format == "text" {
+		in.Progress = progressTo(cmd.ErrOrStderr())
+	}
+	return in, nil
 }
 
 // verdictFormats are the --format values of trace and demo.
@@ -129,7 +127,11 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	if err := f.guard(path, out("-o", f.output), out("--html", f.html)); err != nil {
 		return err
 	}
-	v, err := analyse(cmd, path, f, plan.Options{})
+	in, err := f.analysis(cmd, path)
+	if err != nil {
+		return err
+	}
+	v, err := analyse(cmd, in)
 	if err != nil {
 		return err
 	}
@@ -163,63 +165,15 @@ func (f *traceFlags) guard(path string, outs ...outguard.Output) error {
 	return g.Check(outs...)
 }
 
-// analyse runs the dump analysis (when a dump is given) and joins the
-// training log and monitor evidence. The dump, the logs and the monitor
-// output are read at once; Ctrl-C, or the first of them to fail, stops
-// them all.
-func analyse(cmd *cobra.Command, path string, f *traceFlags, popt plan.Options) (*verdict.Verdict, error) {
-	if path == "" && !f.evidence.given() {
+// analyse runs the library on in until Ctrl-C.
+func analyse(cmd *cobra.Command, in nanhunt.Inputs) (*verdict.Verdict, error) {
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	v, err := nanhunt.Run(ctx, in)
+	if errors.Is(err, nanhunt.ErrNothingToRead) {
 		return nil, fmt.Errorf("nothing to read: give a dump folder, --log FILE or --monitor DIR")
 	}
-	var opt trace.Options
-	if path != "" {
-		var err error
-		if opt, err = f.options(path); err != nil {
-			return nil, err
-		}
-		if f.format == "text" {
-			opt.Progress = progressTo(cmd.ErrOrStderr())
-		}
-	}
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	g, ctx := errgroup.WithContext(ctx)
-	var v *verdict.Verdict
-	if path != "" {
-		g.Go(func() error {
-			var err error
-			v, err = trace.Run(ctx, opt)
-			return err
-		})
-	}
-	ev := f.evidence.read(ctx, g)
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if len(f.summaries) > 0 && popt.Measure == nil {
-		sizes := trace.SummarySizes(f.summaries)
-		popt.Measure = func(step, rank int, apis []string) (plan.Sizes, error) {
-			by, file, err := sizes(step, rank, apis)
-			return plan.Sum(file, by), err
-		}
-	}
-	if path != "" && popt.Measure == nil {
-		popt.Measure = plan.FromDump(path) // the follow-up's size, from this dump's shapes
-	}
-	if v != nil {
-		v.Plan = plan.Make(v, popt)
-	}
-	return f.evidence.combine(v, ev, popt), nil
-}
-
-// readEvidence reads the training logs and the monitor output at once,
-// until Ctrl-C.
-func readEvidence(cmd *cobra.Command, f *evidenceFlags) (*evidenceRead, error) {
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	g, ctx := errgroup.WithContext(ctx)
-	ev := f.read(ctx, g)
-	return ev, g.Wait()
+	return v, err
 }
 
 func write(w io.Writer, format string, v *verdict.Verdict) error {

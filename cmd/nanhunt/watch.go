@@ -155,7 +155,15 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 			return fmt.Errorf("--state %s: %w", f.state, err)
 		}
 	}
-	opt, err := f.options(path)
+	_, ranks, err := selection(f.steps, f.ranks)
+	if err != nil {
+		return err
+	}
+	rules, err := loadRules(f.rules)
+	if err != nil {
+		return err
+	}
+	followed, err := f.evidence.sources()
 	if err != nil {
 		return err
 	}
@@ -181,17 +189,16 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if f.untilStep >= 0 {
 		until = &f.untilStep
 	}
-	sidecars := f.sidecars()
-	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir, sidecars: sidecars}
+	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
 	if f.format == "text" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v); Ctrl-C stops\n", path, f.settle)
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	res, err := watch.Run(ctx, watch.Options{
-		Path: path, Trace: trace.Options{Rules: opt.Rules, Ranks: opt.Ranks, Jobs: f.jobs, Strict: f.strict},
+		Path: path, Trace: trace.Options{Rules: rules, Ranks: ranks, Jobs: f.jobs, Strict: f.strict},
 		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
-		Sidecars: sidecars, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
+		Sources: followed, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
 	return w.finish(res, err)
 }
@@ -241,18 +248,6 @@ func watchExit(res watch.Result) int {
 		return exitIncomplete
 	}
 	return exitClean
-}
-
-// sidecars are the growing log and monitor output to follow.
-func (f *watchFlags) sidecars() []watch.Sidecar {
-	var out []watch.Sidecar
-	if len(f.evidence.logs) > 0 {
-		out = append(out, &logSidecar{f: &f.evidence})
-	}
-	if f.evidence.monitor != "" {
-		out = append(out, &monitorSidecar{f: &f.evidence})
-	}
-	return out
 }
 
 // runHook runs the --on-anomaly command with the alarm in its environment;

@@ -16,9 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nanhunt/nanhunt/dump"
-	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/internal/watch"
@@ -28,14 +26,13 @@ import (
 // watchPrinter writes the watch's events: a line each in text, one JSON
 // object each in jsonl; at the alarm, the verdict files and the hook.
 type watchPrinter struct {
-	cmd      *cobra.Command
-	f        *watchFlags
-	dump     string
-	outDir   string
-	sidecars []watch.Sidecar // the log and the monitor followed
-	waited   map[int]bool    // steps whose waiting line was printed
-	alarmed  bool            // the alarm was raised
-	err      error           // the first failure to write or run the hook
+	cmd     *cobra.Command
+	f       *watchFlags
+	dump    string
+	outDir  string
+	waited  map[int]bool // steps whose waiting line was printed
+	alarmed bool         // the alarm was raised
+	err     error        // the first failure to write or run the hook
 }
 
 // watchLine is one event in jsonl.
@@ -101,6 +98,9 @@ func (p *watchPrinter) event(e watch.Event) {
 		text = fmt.Sprintf("step %d: %s; reading the next dumped step to see whether it lasts", e.Step, suspectWords(e))
 	case watch.EventEvidence:
 		text = fmt.Sprintf("the %s shows a non-finite value at step %d", e.Source, e.Step)
+	case watch.EventWarning:
+		line.Step, line.Message = nil, e.Message
+		text = "warning: " + e.Message + " (read again when it grows)"
 	case watch.EventRecovered:
 		text = fmt.Sprintf("step %d: did not last (the next dumped step no longer shows it: an overflow the loss scaler skipped, or a dropped batch)", e.Step)
 	case watch.EventAnomaly:
@@ -191,9 +191,7 @@ func (p *watchPrinter) writeJSON(w io.Writer, line watchLine) {
 // alarm writes the verdict and the page of an anomaly the dump shows,
 // prints them and runs the hook.
 func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
-	v := e.Verdict
-	v.Plan = plan.Make(v, plan.Options{Measure: plan.FromDump(p.dump)})
-	o := v.Origin
+	o := e.Verdict.Origin
 	line.Ranks, line.Op, line.Kind, line.Stage = o.Ranks, o.Op, o.Kind, o.Stage
 	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s", o.Step, e.Source),
 		alarmEnv{ranks: o.Ranks, op: o.Op, kind: o.Kind, stage: o.Stage})
@@ -202,14 +200,9 @@ func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
 // sidecarAlarm is the alarm of an anomaly that only the log or the
 // monitor shows: its verdict holds what they say and what to dump.
 func (p *watchPrinter) sidecarAlarm(e watch.Event, line *watchLine) {
-	le, me := sidecarEvidence(p.sidecars)
-	v := evidence.Combine(e.Verdict, le, me, plan.Options{Measure: plan.FromDump(p.dump)})
-	what, kind, ranks := sidecarWhat(e.Source, le, me)
-	msg := sidecarWords(e, what)
-	v.NextSteps = append([]string{"The" + strings.TrimPrefix(msg, "the") + "."}, v.NextSteps...)
-	line.Ranks, line.Kind, line.LastDumped, line.Message = ranks, kind, e.LastDumped, msg
+	line.Ranks, line.Kind, line.LastDumped, line.Message = e.Ranks, e.NonFinite, e.LastDumped, e.Message
 	line.Status = ""
-	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s: %s", e.Step, e.Source, msg), alarmEnv{ranks: ranks, kind: kind})
+	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s: %s", e.Step, e.Source, e.Message), alarmEnv{ranks: e.Ranks, kind: e.NonFinite})
 }
 
 // alarmEnv is what the hook's environment says of the alarm.
@@ -312,43 +305,6 @@ func hookEnv(e watch.Event, a alarmEnv, files alarmFiles, dumpPath string) []str
 		"NANHUNT_VERDICT=" + files.verdict, "NANHUNT_HTML=" + files.html,
 		"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + dumpPath,
 	}
-}
-
-// sidecarWhat is what a sidecar showed, in words ("NaN"), its kind
-// ("nan", "" when not told) and the ranks it names.
-func sidecarWhat(source string, le *verdict.LogEvidence, me *verdict.MonitorEvidence) (string, string, []int) {
-	switch {
-	case source == "log" && le != nil:
-		if w := kindWords[le.Kind]; w != "" {
-			return w, le.Kind, le.Ranks
-		}
-		return "a non-finite value", le.Kind, le.Ranks
-	case source == "monitor" && me != nil:
-		return "a non-finite value", "", me.Ranks
-	}
-	return "a non-finite value", "", nil
-}
-
-var kindWords = map[string]string{"nan": "NaN", "inf": "Inf"}
-
-// sidecarWords says what the sidecar saw and what the dump holds of that
-// step: "the log shows NaN at step 2; the dump stops at step 1: dump step
-// 2".
-func sidecarWords(e watch.Event, what string) string {
-	head := fmt.Sprintf("the %s shows %s at step %d", e.Source, what, e.Step)
-	switch {
-	case e.LastDumped == nil:
-		return fmt.Sprintf("%s; no step of the dump was checked: dump step %d", head, e.Step)
-	case e.Status == "" && *e.LastDumped < e.Step:
-		return fmt.Sprintf("%s; the dump stops at step %d: dump step %d", head, *e.LastDumped, e.Step)
-	case e.Status == "":
-		return fmt.Sprintf("%s; the dump has no step %d (it was checked up to step %d): dump step %d", head, e.Step, *e.LastDumped, e.Step)
-	case e.Status == watch.StatusClean:
-		return fmt.Sprintf("%s; the dump's step %d and the next show none: check how the %s numbers steps, and which ranks are dumped", head, e.Step, e.Source)
-	case e.Status == "recovered":
-		return fmt.Sprintf("%s; the dump's anomaly at step %d did not last", head, e.Step)
-	}
-	return fmt.Sprintf("%s; the dump's step %d could not be read whole", head, e.Step)
 }
 
 func (p *watchPrinter) fail(err error) {

@@ -244,6 +244,7 @@ func (w *watcher) raise(v *verdict.Verdict, next *int) (string, error) {
 	} else {
 		w.done(v.Origin.Step)
 	}
+	w.finishDumpAlarm(v)
 	source, seen := w.firstSource(v.Origin.Step)
 	w.send(Event{Kind: EventAnomaly, Step: v.Origin.Step, Ranks: v.Origin.Ranks, Verdict: v, Source: source, Seen: seen,
 		Complete: v.Complete, Unread: v.Unread})

@@ -21,18 +21,24 @@
 // skipped is reported as recovered, not as an alarm.
 //
 // Sources other than the dump (a growing training log, the monitor's CSV
-// files) plug in as Sidecars: the first step any of them shows non-finite
+// files: Options.Sources, followed by package sources) plug in as
+// Sidecars: the first step any of them shows non-finite
 // is reported as soon as it is seen, and the alarm names the source that
 // saw the anomaly first. When the dump cannot show it (it has checked that
 // step and the next without a lasting anomaly, it has no step left to
 // check RankTimeout after the sighting, or the watch ends), the alarm is
-// raised from that source alone, with a verdict without origin.
+// raised from that source alone, with a verdict without origin that holds
+// what the sources said and what to dump. A sidecar that cannot be read is
+// reported (EventWarning) and named in the alarm's verdict until it can.
+// The verdict of every alarm carries its plan (package plan), sized from
+// the dump.
 //
 // A watch's output folder and state file are its own while it runs: Lock
 // takes a lock file beside each, so that a second watch on either is
 // refused at once rather than raise the same alarm again.
 //
-// It imports dump (folder names), trace, verdict, internal/ranklist (rank
+// It imports dump (folder names), trace, verdict, internal/plan,
+// internal/sources (the logs and the monitor), internal/ranklist (rank
 // lists in words), internal/outguard (to write its state) and
 // internal/safeio (to read it back without blocking on what is not a
 // regular file).

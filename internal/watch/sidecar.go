@@ -2,10 +2,50 @@ package watch
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/sources"
 	"github.com/nanhunt/nanhunt/verdict"
 )
+
+// followers are the Sidecars that follow in's logs and monitor output.
+func followers(in sources.Inputs) []Sidecar {
+	var out []Sidecar
+	if len(in.Log.Paths) > 0 {
+		out = append(out, sources.NewLogFollower(in.Log))
+	}
+	if in.Monitor.Dir != "" {
+		out = append(out, sources.NewMonitorFollower(in.Monitor))
+	}
+	return out
+}
+
+// readFailed records why a sidecar could not be read, and reports it when
+// it was not the reason reported last.
+func (w *watcher) readFailed(name string, err error) {
+	if old, had := w.failed[name]; had && old.Error() == err.Error() {
+		return
+	}
+	w.failed[name] = err
+	w.send(Event{Kind: EventWarning, Source: name, Message: fmt.Sprintf("the %s could not be read: %v", name, err)})
+}
+
+// failureWarnings are the sidecars whose last read failed, as warnings of
+// the alarm's verdict.
+func (w *watcher) failureWarnings() []verdict.Warning {
+	names := make([]string, 0, len(w.failed))
+	for name := range w.failed {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []verdict.Warning
+	for _, name := range names {
+		out = append(out, verdict.Warning{Message: fmt.Sprintf("the followed %s could not be read at the watch's last look: %v", name, w.failed[name])})
+	}
+	return out
+}
 
 func (w *watcher) markSeen(source string, step int, at time.Time) {
 	if old, ok := w.seen[source]; !ok || step < old.step {
@@ -31,10 +71,19 @@ func (w *watcher) firstSource(step int) (string, map[string]time.Time) {
 	return first, seen
 }
 
-// readSidecars asks each sidecar what it holds now.
+// readSidecars asks each sidecar what it holds now. A read that failed
+// is reported once (again when its reason changes) and kept for the
+// alarm's verdict until a read succeeds; one that ctx stopped is not a
+// failure of the source.
 func (w *watcher) readSidecars(ctx context.Context, now time.Time) {
 	for _, sc := range w.opt.Sidecars {
 		step, ok, err := sc.FirstBad(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.readFailed(sc.Name(), err)
+		}
+		if err == nil {
+			delete(w.failed, sc.Name())
+		}
 		if err != nil || !ok {
 			continue
 		}
@@ -79,12 +128,14 @@ func (w *watcher) sidecarAlarm(l *listing, now time.Time, ending bool) bool {
 	if !passed && !stalled && !ending {
 		return false
 	}
+	e := Event{Kind: EventAnomaly, Step: first.step, Source: name, LastDumped: w.history.last(), Status: w.history.status(first.step)}
 	v := w.sidecarVerdict()
+	v, e.Ranks, e.NonFinite, e.Message = w.sidecarFindings(v, e)
 	w.alarm, w.alarmStep = v, &first.step
 	w.save()
-	_, seen := w.firstSource(first.step)
-	w.send(Event{Kind: EventAnomaly, Step: first.step, Ranks: []int{}, Verdict: v, Source: name, Seen: seen,
-		LastDumped: w.history.last(), Status: w.history.status(first.step), Complete: v.Complete, Unread: v.Unread})
+	_, e.Seen = w.firstSource(first.step)
+	e.Verdict, e.Complete, e.Unread = v, v.Complete, v.Unread
+	w.send(e)
 	return true
 }
 

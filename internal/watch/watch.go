@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/sources"
 	"github.com/nanhunt/nanhunt/internal/trace"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -38,6 +39,10 @@ type Options struct {
 	// changed for that long (the job ended); the steps not finished then
 	// are judged on what they hold.
 	IdleExit time.Duration
+	// Sources are the growing training logs and monitor output to follow:
+	// Run follows them as the Sidecars "log" and "monitor", and the
+	// verdict of an alarm that only they show holds what they said.
+	Sources sources.Inputs
 	// Sidecars are other sources that may show the anomaly first.
 	Sidecars []Sidecar
 	// KeepGoing keeps following the folder after the alarm, reporting each
@@ -64,8 +69,16 @@ type Sidecar interface {
 	Name() string
 	// FirstBad reads what the source holds now and returns the first dump
 	// step it shows a non-finite value at, when it does. It is called
-	// once per poll and should read only when the source has grown.
+	// once per poll and should read only when the source has grown. err
+	// is why its last read failed: the watch reports it (EventWarning,
+	// and a warning in the alarm's verdict) until a call returns nil.
 	FirstBad(ctx context.Context) (step int, ok bool, err error)
+}
+
+// reader is a Sidecar that says what its last read found, for the verdict
+// of an alarm that only the sidecars show.
+type reader interface {
+	Last() sources.Reading
 }
 
 // Event kinds.
@@ -77,6 +90,7 @@ const (
 	EventAnomaly   = "anomaly"   // the alarm: the first anomaly that lasts, or one a sidecar alone shows
 	EventRecovered = "recovered" // an anomaly that the next dumped step no longer shows
 	EventStopped   = "stopped"   // the watch ended without error
+	EventWarning   = "warning"   // a sidecar could not be read (Message says why)
 )
 
 // Step statuses of an EventStep.
@@ -115,7 +129,15 @@ type Event struct {
 	// alarm was checked ("" when it was not: not dumped, or not yet).
 	LastDumped *int
 	Reason     string // stopped: "idle", "until-step", "interrupted" or "anomaly"
-	At         time.Time
+	// Message: warning: why the sidecar could not be read; anomaly from
+	// a sidecar alone: the alarm in words ("the log shows NaN at step 2;
+	// the dump stops at step 1: dump step 2"), also the verdict's first
+	// next step.
+	Message string
+	// NonFinite: anomaly from a sidecar alone: what it shows ("nan",
+	// "inf"; "" when it does not tell).
+	NonFinite string
+	At        time.Time
 }
 
 // Result is how a watch ended.
@@ -169,6 +191,7 @@ type watcher struct {
 	history    stepHistory           // how each step checked was found
 	unread     []verdict.UnreadRanks // the rank-steps not read whole, of every step checked
 	seen       map[string]sighting   // source -> its first sighting
+	failed     map[string]error      // sidecar -> why its last read failed
 	alarm      *verdict.Verdict      // once raised
 	alarmStep  *int                  // the step it names
 	lastLook   string                // what the folder looked like, to tell idleness
@@ -196,9 +219,10 @@ func newWatcher(opt Options, emit func(Event)) *watcher {
 	if opt.Trace.Jobs <= 0 {
 		opt.Trace.Jobs = 1
 	}
+	opt.Sidecars = append(followers(opt.Sources), opt.Sidecars...)
 	return &watcher{opt: opt, emit: emit, next: opt.From, files: map[[2]int]*fileState{},
 		ranks: map[int]bool{}, waiting: map[int]string{}, clocks: map[int]stepClock{}, gone: map[int]bool{},
-		unfinished: map[int][]int{}, seen: map[string]sighting{}, changed: time.Now(), resume: resumePoint{next: opt.From}}
+		unfinished: map[int][]int{}, seen: map[string]sighting{}, failed: map[string]error{}, changed: time.Now(), resume: resumePoint{next: opt.From}}
 }
 
 func (w *watcher) send(e Event) {

@@ -1,0 +1,18 @@
+// Package nanhunt finds where a NaN or Inf was born in a multi-rank training
+// run that msprobe dumped, from Go: Run reads what it is given (an msprobe
+// dump, or the summaries its nodes wrote; the training logs; the monitor
+// output), analyses the dump, joins the logs' and the monitor's evidence,
+// and plans what to collect next, and returns the verdict (package
+// verdict). The nanhunt command is this call with flags in front of it.
+//
+// Plain data in, plain data out: Inputs names the files and the options,
+// and nothing is printed or written. The dump, the logs and the monitor
+// output are read at once, each under the context given: cancelling it
+// stops every file being read, and Run returns the context's error.
+//
+// It imports verdict and the internal packages that do the work:
+// internal/trace (the dump and the summaries), internal/sources (the
+// training logs and the monitor output, through internal/trainlog and
+// internal/monitor), internal/evidence (where they agree with the dump),
+// internal/plan and internal/policy (the rules file).
+package nanhunt

@@ -1,0 +1,152 @@
+package sources
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nanhunt/nanhunt/internal/evidence"
+	"github.com/nanhunt/nanhunt/internal/plan"
+	"github.com/nanhunt/nanhunt/verdict"
+)
+
+// Reading is what a follower holds from its last read that succeeded:
+// the evidence, and the warnings of that read.
+type Reading struct {
+	Log      *verdict.LogEvidence
+	Monitor  *verdict.MonitorEvidence
+	Warnings []verdict.Warning
+}
+
+// CombineReadings joins the followers' last readings with a verdict, as
+// Said.Combine joins a read's, and plans with popt.
+func CombineReadings(v *verdict.Verdict, popt plan.Options, readings ...Reading) *verdict.Verdict {
+	var le *verdict.LogEvidence
+	var me *verdict.MonitorEvidence
+	var warnings []verdict.Warning
+	for _, r := range readings {
+		le, me = cmpOr(r.Log, le), cmpOr(r.Monitor, me)
+		warnings = append(warnings, r.Warnings...)
+	}
+	v = evidence.Combine(v, le, me, popt)
+	v.Warnings = append(v.Warnings, warnings...)
+	return v
+}
+
+// cmpOr is a unless it is nil, else b.
+func cmpOr[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// LogFollower follows growing training logs: they are read again when
+// they have grown. A read that fails is returned by FirstBad, and again
+// at each call until a read succeeds.
+type LogFollower struct {
+	log     Log
+	size    int64
+	last    Reading // of the last read that succeeded
+	lastErr error   // of the last read, nil when it succeeded
+}
+
+// NewLogFollower follows the logs l names.
+func NewLogFollower(l Log) *LogFollower { return &LogFollower{log: l} }
+
+// Name is how a watch names the source.
+func (f *LogFollower) Name() string { return "log" }
+
+// FirstBad reads the logs when they have grown and returns the first dump
+// step they show a non-finite value at, when they do; err is why the last
+// read failed.
+func (f *LogFollower) FirstBad(ctx context.Context) (int, bool, error) {
+	var size int64
+	for _, p := range f.log.Files() {
+		if info, err := os.Stat(p); err == nil {
+			size += info.Size()
+		}
+	}
+	if size != f.size {
+		f.size = size
+		l, err := f.log.Read(ctx)
+		f.lastErr = err
+		if err == nil {
+			f.last = Reading{Log: evidence.FromLog(l), Warnings: logWarnings(l)}
+		}
+	}
+	if f.lastErr != nil {
+		return 0, false, f.lastErr
+	}
+	if le := f.last.Log; le != nil && le.FirstNaNStep != nil {
+		return *le.FirstNaNStep, true, nil
+	}
+	return 0, false, nil
+}
+
+// Last is what the logs said at the last read that succeeded.
+func (f *LogFollower) Last() Reading { return f.last }
+
+// MonitorFollower follows the monitor's CSV files, read again when they
+// have grown, at most every few seconds (a run of many ranks writes many
+// files). A read that fails is returned by FirstBad, and again at each
+// call until a read succeeds.
+type MonitorFollower struct {
+	monitor Monitor
+	size    int64
+	after   time.Time
+	last    Reading
+	lastErr error
+}
+
+// NewMonitorFollower follows the monitor output m names.
+func NewMonitorFollower(m Monitor) *MonitorFollower { return &MonitorFollower{monitor: m} }
+
+// Name is how a watch names the source.
+func (f *MonitorFollower) Name() string { return "monitor" }
+
+// monitorEvery is how often the monitor's files are looked at.
+const monitorEvery = 2 * time.Second
+
+// FirstBad reads the monitor output when it has grown and returns the
+// first dump step it shows a non-finite value at, when it does; err is
+// why the last read failed.
+func (f *MonitorFollower) FirstBad(ctx context.Context) (int, bool, error) {
+	if now := time.Now(); !now.Before(f.after) {
+		f.after = now.Add(monitorEvery)
+		if size := csvBytes(f.monitor.Dir); size != f.size && size != 0 {
+			f.size = size
+			run, err := f.monitor.Read(ctx)
+			f.lastErr = err
+			if err == nil {
+				f.last = Reading{Monitor: evidence.FromMonitor(run), Warnings: monitorWarnings(run)}
+			}
+		}
+	}
+	if f.lastErr != nil {
+		return 0, false, f.lastErr
+	}
+	if me := f.last.Monitor; me != nil && me.Step != nil {
+		return *me.Step, true, nil
+	}
+	return 0, false, nil
+}
+
+// Last is what the monitor said at the last read that succeeded.
+func (f *MonitorFollower) Last() Reading { return f.last }
+
+// csvBytes is the size of the CSV files under dir.
+func csvBytes(dir string) int64 {
+	var size int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".csv" {
+			if info, err := d.Info(); err == nil {
+				size += info.Size()
+			}
+		}
+		return nil
+	})
+	return size
+}
