@@ -25,7 +25,7 @@ t() { /usr/bin/time -f "%e %M %U %S" -o "$dir/.time" "$@"; }
 
 if [ ! -d "$dir/dump" ] && [ ! -d "$dir/nodes" ]; then
   echo "== generating $RANKS ranks x steps $STEPS"
-  t "$bin" synth --ranks "$RANKS" --steps "$STEPS" --model tp --tp 8 --file-mb 0.05 \
+  t "$bin" synth --world-size "$RANKS" --steps "$STEPS" --model tp --tp-size 8 --file-mb 0.05 \
     --fault log-negative --fault-step "$FAULT_STEP" -o "$dir/dump" 2>/dev/null
   echo "generated in $(cut -d' ' -f1 "$dir/.time") s"
 fi

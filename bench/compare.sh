@@ -106,7 +106,7 @@ generate() {
 	local dir=$work/$shape-fault-step$fstep
 	local mode=all
 	[[ $shape == forward ]] && mode=forward
-	local args=(synth --ranks "$RANKS" --steps "0-$((STEPS - 1))" --model "$MODEL" --file-mb "$FILE_MB"
+	local args=(synth --world-size "$RANKS" --steps "0-$((STEPS - 1))" --model "$MODEL" --file-mb "$FILE_MB"
 		--data-mode "$mode" --fault "$FAULT" --fault-step "$fstep")
 	if ((keep)) && [[ -f $dir.args && $(cat "$dir.args") == "${args[*]}" && -f $dir/synth_truth.json ]]; then
 		echo "== reusing $dir" >&2

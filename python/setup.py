@@ -9,8 +9,17 @@ import shutil
 import subprocess
 
 from setuptools import Distribution, setup
-from distutils.command.build_scripts import build_scripts  # setuptools provides it
-from wheel.bdist_wheel import bdist_wheel
+
+# The commands this file extends, without importing distutils or
+# wheel.bdist_wheel (both deprecated): build_scripts as setuptools finds any
+# command; bdist_wheel setuptools' own (70.1 and later), else the one the
+# installed wheel package registers for setuptools (Debian 12's setuptools
+# 66 with wheel 0.38).
+build_scripts = Distribution().get_command_class("build_scripts")
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    bdist_wheel = Distribution().get_command_class("bdist_wheel")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -38,7 +38,7 @@ func TestOutputGuardLinks(t *testing.T) {
 		{"repro -o in the linked rank", []string{"repro", r.dump, "--op", "Torch.sqrt.0", "--step", "3", "--rank", "1", "-o", filepath.Join(r.rank, "case")}, rankLink},
 		{"export -o where the rank link leads", []string{"export", r.dump, "-o", in("nvme1/rank1/out")}, "inside the dump"},
 		{"summarize -o in the linked step", []string{"summarize", r.dump, "-o", filepath.Join(step, "sums")}, stepLink},
-		{"watch --out in the linked step", []string{"watch", r.dump, "--out", filepath.Join(step, "alarms")}, stepLink},
+		{"watch -o in the linked step", []string{"watch", r.dump, "-o", filepath.Join(step, "alarms")}, stepLink},
 		{"watch --state where the rank link leads", []string{"watch", r.dump, "--state", in("nvme1/rank1/state.json")}, "inside the dump"},
 	}
 	for _, tt := range tests {

@@ -66,7 +66,7 @@ func TestTraceGolden(t *testing.T) {
 		{"bwd-sqrt-zero-L1.json", []string{"trace", "--format", "json", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
 		{"resnet-clean.txt", []string{"trace", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
 		{"plan-bwd-sqrt-zero-L1.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1")}, exitAnomaly},
-		{"plan-too-late.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7", "--dump-path", "/data/followup"}, exitAnomaly},
+		{"plan-too-late.txt", []string{"plan", filepath.Join(gen, "bwd-sqrt-zero-rank2-step5", "L1"), "--steps", "6-7", "--config-dump-path", "/data/followup"}, exitAnomaly},
 		{"plan-resnet-clean.txt", []string{"plan", filepath.Join(fixtures(t), "msprobe-real", "gpu-resnet50-mix-2steps")}, exitClean},
 		{"fwd-log-neg-L1.md", []string{"trace", "--format", "markdown", filepath.Join(gen, "fwd-log-neg-rank2-step5", "L1")}, exitAnomaly},
 		{"evidence-megatron-skipped.txt", []string{"trace", "--log", filepath.Join("..", "..", "internal", "trainlog", "testdata", "megatron-fp16.log")}, exitAnomaly},

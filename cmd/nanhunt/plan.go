@@ -56,12 +56,14 @@ expected rank-step could not be read whole.`,
 	f.registerAnalysis(cmd)
 	f.evidence.register(cmd)
 	cmd.Flags().StringVar(&f.verdict, "verdict", "", "read this saved JSON verdict instead of analysing a dump")
-	cmd.Flags().StringVar(&f.dumpPath, "dump-path", "./nanhunt_followup", "dump_path written into the config")
+	cmd.Flags().StringVar(&f.dumpPath, "config-dump-path", "./nanhunt_followup", "the dump_path written into the config: where msprobe writes the next dump")
 	cmd.Flags().StringVar(&f.configPath, "config-path", "./config.json", "where the config will be saved, for the Python lines that load it")
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json (the plan as JSON)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the config.json to this file")
 	cmd.Flags().StringVar(&f.mode, "mode", "", "any-step (every step and rank: a NaN that moves) or same-step (this anomaly's steps and ranks); default: any-step when it fits --budget")
 	cmd.Flags().StringVar(&f.budget, "budget", "50GB", "the size an any-step tensor dump of the run may take (e.g. 500GB, 2TB)")
+	// --dump names the dump read (report), never where the next one goes
+	addAlias(cmd, "dump-path", "config-dump-path")
 	return cmd
 }
 

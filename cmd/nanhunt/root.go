@@ -44,7 +44,9 @@ some expected rank-step could not be read whole (the first line names it).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(traceCommand(), summarizeCommand(), planCommand(), reproCommand(), reportCommand(), exportCommand(), demoCommand(), synthCommand(), watchCommand(), versionCommand())
+	// the old names of renamed flags: refused, or noted and taken
+	root.PersistentPreRunE = checkOldNames
+	root.AddCommand(traceCommand(), summarizeCommand(), planCommand(), reproCommand(), reportCommand(), exportCommand(), demoCommand(), synthCommand(), watchCommand(), versionCommand(), flagsCommand())
 	return root
 }
 

@@ -20,7 +20,7 @@ import (
 // runFlags describe a generated run of any size (nanhunt synth without
 // --scenario).
 type runFlags struct {
-	ranks        int
+	worldSize    int
 	steps        string
 	model        string
 	fileMB       float64
@@ -39,15 +39,15 @@ type runFlags struct {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.IntVar(&f.ranks, "ranks", 8, "world size")
+	fl.IntVar(&f.worldSize, "world-size", 8, "world size: the number of ranks of the run")
 	fl.StringVar(&f.steps, "steps", "0-5", "dumped steps, e.g. 0-5 or 0,2,4-7 (the simulation runs from step 0)")
 	fl.StringVar(&f.model, "model", "dense", "model layout: dense, tp (tensor parallel), pp (pipeline) or moe")
 	fl.Float64Var(&f.fileMB, "file-mb", 16, "target size of each dump.json in MB (0: no target, use --layers and --micro-batches)")
 	fl.IntVar(&f.layers, "layers", 0, "transformer layers (0: as many as fit --file-mb, at most 32 per pipeline stage)")
 	fl.IntVar(&f.microBatches, "micro-batches", 0, "forward and backward passes per step (0: as many as fit --file-mb)")
-	fl.IntVar(&f.tp, "tp", 2, "tensor-parallel group size (--model tp)")
-	fl.IntVar(&f.pp, "pp", 2, "pipeline stages (--model pp)")
-	fl.IntVar(&f.ep, "ep", 0, "expert-parallel group size (--model moe; 0: the largest of 8, 4, 2, 1 that divides --ranks)")
+	fl.IntVar(&f.tp, "tp-size", 2, "tensor-parallel group size (--model tp)")
+	fl.IntVar(&f.pp, "pp-size", 2, "pipeline stages (--model pp)")
+	fl.IntVar(&f.ep, "ep-size", 0, "expert-parallel group size (--model moe; 0: the largest of 8, 4, 2, 1 that divides --world-size)")
 	fl.StringVar(&f.level, "level", "L1", "dump level: L1 or mix")
 	fl.StringVar(&f.dataMode, "data-mode", "all", "msprobe data_mode: all, or forward (no backward and no parameters_grad entries)")
 	fl.Int64Var(&f.seed, "seed", 1, "random seed")
@@ -56,18 +56,25 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.faultRanks, "fault-ranks", "", "ranks of the fault, e.g. 2,5 (default: one rank of the first pipeline stage)")
 	fl.IntVar(&f.faultLayer, "fault-layer", 0, "layer of the fault, for kinds that live in a layer")
 	fl.IntVar(&f.faultMB, "fault-micro-batch", 0, "micro-batch of the fault (-1: the last)")
+	// --tp-size is trace's name for the tensor-parallel size too
+	addAlias(cmd, "tp", "tp-size")
+	addAlias(cmd, "pp", "pp-size")
+	addAlias(cmd, "ep", "ep-size")
+	// a rank list everywhere else: never taken as a size
+	addRefused(cmd, "ranks", "world-size", "the world size is --world-size N now; --ranks is a list of ranks in the other commands, "+
+		"and the ranks of synth's fault are --fault-ranks")
 }
 
 // runFlagNames are the flags that describe a run of any size.
-var runFlagNames = []string{"ranks", "steps", "model", "file-mb", "layers", "micro-batches", "tp", "pp", "ep",
+var runFlagNames = []string{"world-size", "steps", "model", "file-mb", "layers", "micro-batches", "tp-size", "pp-size", "ep-size",
 	"level", "data-mode", "seed", "fault", "fault-step", "fault-ranks", "fault-layer", "fault-micro-batch"}
 
 // spec builds the Spec the flags describe.
 func (f *runFlags) spec() (synth.Spec, error) {
-	s := synth.Spec{Ranks: f.ranks, Level: f.level, DataMode: f.dataMode, Seed: f.seed, Layers: f.layers, MicroBatches: f.microBatches,
+	s := synth.Spec{Ranks: f.worldSize, Level: f.level, DataMode: f.dataMode, Seed: f.seed, Layers: f.layers, MicroBatches: f.microBatches,
 		Hidden: 4096, Batch: 1, Seq: 4096, Vocab: 32000, LossLog: true}
-	if f.ranks <= 0 {
-		return s, errors.New("--ranks must be positive")
+	if f.worldSize <= 0 {
+		return s, errors.New("--world-size must be positive")
 	}
 	steps, err := parseList("--steps", f.steps)
 	if err != nil {
@@ -86,7 +93,7 @@ func (f *runFlags) spec() (synth.Spec, error) {
 		if s.EP <= 0 {
 			s.EP = 1
 			for _, e := range []int{8, 4, 2} {
-				if f.ranks%e == 0 {
+				if f.worldSize%e == 0 {
 					s.EP = e
 					break
 				}
@@ -100,7 +107,7 @@ func (f *runFlags) spec() (synth.Spec, error) {
 		return s, errors.New("--file-mb must not be negative")
 	}
 	s.TargetFileBytes = int64(f.fileMB * 1e6)
-	s.Name = fmt.Sprintf("%s-%dr", f.model, f.ranks)
+	s.Name = fmt.Sprintf("%s-%dr", f.model, f.worldSize)
 	if f.fault != "none" {
 		kind, ok := faultKind(f.fault)
 		if !ok {
@@ -115,9 +122,9 @@ func (f *runFlags) spec() (synth.Spec, error) {
 				return s, err
 			}
 		} else if kind != synth.OptimizerNaN && kind != synth.AllReduceOverflow {
-			stage := f.ranks
+			stage := f.worldSize
 			if s.Model == synth.Pipeline && s.PP > 0 {
-				stage = f.ranks / s.PP
+				stage = f.worldSize / s.PP
 			}
 			fault.Ranks = []int{stage / 2}
 		}
@@ -177,7 +184,7 @@ simulated step) and the msprobe monitor (TrainerMon) output of every rank
 (DIR/<time>-rank<N>-<id>/*.csv, one set of files per step). Both folders
 must lie outside -o.
 
-  nanhunt synth --ranks 8 --steps 0-5 --model dense --file-mb 128 \
+  nanhunt synth --world-size 8 --steps 0-5 --model dense --file-mb 128 \
       --fault exp-overflow --fault-step 5 --fault-ranks 3 -o /data/run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -18,7 +18,7 @@ import (
 // watchFlags are the flags of nanhunt watch.
 type watchFlags struct {
 	traceFlags
-	out           string
+	output        string
 	onAnomaly     string
 	exitOnAnomaly bool
 	state         string
@@ -33,7 +33,7 @@ type watchFlags struct {
 func watchCommand() *cobra.Command {
 	var f watchFlags
 	cmd := &cobra.Command{
-		Use:   "watch DUMP_PATH [--out DIR] [--on-anomaly CMD] [--exit-on-anomaly]",
+		Use:   "watch DUMP_PATH [-o DIR] [--on-anomaly CMD] [--exit-on-anomaly]",
 		Short: "Follow a running msprobe job and raise the alarm at the first anomaly that lasts",
 		Long: `watch follows the dump_path of a running msprobe job. Each step is analysed
 once msprobe has finished writing it (every rank's dump.json unchanged for
@@ -81,8 +81,8 @@ step not read whole is not recorded as checked, so a resumed watch reads it
 again. It must be a regular file (or none yet): a named pipe or a device is
 refused at once.
 
-One watch per --out folder and --state file: while it runs, a watch holds a
-lock on OUT/watch.lock and STATE.lock, and a second watch on either is
+One watch per -o folder and --state file: while it runs, a watch holds a
+lock on DIR/watch.lock and STATE.lock, and a second watch on either is
 refused at once (exit 2). The lock ends with the process. Ctrl-C, SIGTERM
 and SIGHUP stop a watch alike, leaving no file half written.
 
@@ -92,7 +92,7 @@ checked clean (every expected rank read whole), keeping those of the last N,
 so that a tensor dump of every step fits on disk. It never touches
 dump.json, stack.json or construct.json, nor a step that is not checked
 clean (an incomplete step keeps every rank's tensors), and follows no
-symbolic link; OUT/pruned.log lists what it deleted.
+symbolic link; DIR/pruned.log lists what it deleted.
 
 Exit status: 0 stopped without an anomaly and every step checked was read
 whole, 1 an anomaly was found (in the dump, or by the log or the monitor
@@ -101,19 +101,22 @@ input or bad usage, 3 stopped without an anomaly but some expected
 rank-step could not be read whole (the steps were printed as incomplete or
 could not be read).`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
-  nanhunt watch ./dump_path --out alarms --on-anomaly 'scancel $SLURM_JOB_ID'
+  nanhunt watch ./dump_path -o alarms --on-anomaly 'scancel $SLURM_JOB_ID'
   nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json
   nanhunt watch ./dump_path --format jsonl --idle-exit 10m`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, args[0], &f) },
 	}
 	f.registerAnalysis(cmd)
+	// refused (runWatch says why): not a flag of watch's to show
+	cmd.Flags().Lookup("steps").Hidden = true
 	cmd.Flags().Lookup("jobs").DefValue = "1"
 	f.jobs = 1
 	cmd.Flags().Lookup("jobs").Usage = "files read at once"
 	cmd.Flags().StringVar(&f.format, "format", "text", "output: text (a line per step, then the verdict) or jsonl (one JSON object per event)")
 	f.evidence.register(cmd)
-	cmd.Flags().StringVar(&f.out, "out", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm")
+	addAlias(cmd, "out", "output")
 	cmd.Flags().StringVar(&f.onAnomaly, "on-anomaly", "", "shell command to run at the alarm (see the environment above)")
 	cmd.Flags().BoolVar(&f.exitOnAnomaly, "exit-on-anomaly", false, "exit 1 right after the alarm")
 	cmd.Flags().StringVar(&f.state, "state", "", "file that keeps what was checked, to resume a watch")
@@ -124,7 +127,7 @@ could not be read).`,
 	cmd.Flags().DurationVar(&f.idleExit, "idle-exit", 0, "stop when the folder has not changed for this long (0: never)")
 	cmd.Flags().IntVar(&f.untilStep, "until-step", -1, "stop once this step is checked")
 	cmd.Flags().IntVar(&f.nice, "nice", 10, "scheduling priority to lower the watch to (0 keeps it)")
-	cmd.Flags().IntVar(&f.prune, "prune-clean-tensors", 0, "delete the tensor files (dump_tensor_data) of the steps checked clean, keeping those of the last N (at least 1); logged to OUT/pruned.log")
+	cmd.Flags().IntVar(&f.prune, "prune-clean-tensors", 0, "delete the tensor files (dump_tensor_data) of the steps checked clean, keeping those of the last N (at least 1); logged to DIR/pruned.log")
 	return cmd
 }
 
@@ -143,7 +146,7 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	} else if !info.IsDir() {
 		return fmt.Errorf("%s: not a folder: watch follows a dump_path", path)
 	}
-	outDir, err := filepath.Abs(f.out)
+	outDir, err := filepath.Abs(f.output)
 	if err != nil {
 		return err
 	}
@@ -206,7 +209,7 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 // outputs are what a watch writes, for the guard: the output folder, the
 // state file, and the lock file beside each.
 func (f *watchFlags) outputs(outDir string) []outguard.Output {
-	outs := []outguard.Output{out("--out", outDir), out("--out", watch.OutLockPath(outDir))}
+	outs := []outguard.Output{out("-o", outDir), out("-o", watch.OutLockPath(outDir))}
 	if f.state != "" {
 		outs = append(outs, out("--state", f.state), out("--state", watch.StateLockPath(f.state)))
 	}
@@ -262,7 +265,7 @@ func runHook(ctx context.Context, command string, env []string) error {
 	return nil
 }
 
-// openPruneLog opens OUT/pruned.log for appending: the record of what
+// openPruneLog opens DIR/pruned.log for appending: the record of what
 // --prune-clean-tensors deleted, outside the dump.
 func openPruneLog(outDir string) (*os.File, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {

@@ -54,7 +54,7 @@ func TestWatchIncompleteExit3(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := crashedRun(t, "legit-masks", tt.remove, tt.garbage)
-			args := append(append([]string{"watch", dir, "--out", t.TempDir()}, fastWatch...), tt.args...)
+			args := append(append([]string{"watch", dir, "-o", t.TempDir()}, fastWatch...), tt.args...)
 			stdout, stderr, code := runCLI(t, args...)
 			if code != exitIncomplete {
 				t.Fatalf("exit %d, want 3; stderr %s\n%s", code, stderr, stdout)
@@ -83,7 +83,7 @@ func containsLine(lines []string, want string) bool {
 // stopped event those of the whole watch.
 func TestWatchIncompleteJSONL(t *testing.T) {
 	dir := crashedRun(t, "legit-masks", []string{"step3", "step2/rank3"}, nil)
-	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", t.TempDir(), "--format", "jsonl"}, fastWatch...)...)
+	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", t.TempDir(), "--format", "jsonl"}, fastWatch...)...)
 	if code != exitIncomplete {
 		t.Fatalf("exit %d, want 3; stderr %s", code, stderr)
 	}
@@ -121,7 +121,7 @@ func sameJSON(a, b any) bool {
 func TestWatchAnomalyWithUnfinishedRank(t *testing.T) {
 	dir := crashedRun(t, "log-negative", []string{"step3", "step2/rank3"}, nil)
 	outDir := filepath.Join(t.TempDir(), "alarms")
-	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", outDir, "--exit-on-anomaly", "--format", "jsonl"}, fastWatch...)...)
+	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", outDir, "--exit-on-anomaly", "--format", "jsonl"}, fastWatch...)...)
 	if code != exitAnomaly {
 		t.Fatalf("exit %d, want 1; stderr %s\n%s", code, stderr, stdout)
 	}
@@ -167,7 +167,7 @@ func TestWatchLogAloneRaisesTheAlarm(t *testing.T) {
 	if err := os.WriteFile(log, []byte("{\"step\": 0, \"loss\": 2.5}\n{\"step\": 1, \"loss\": 2.4}\n{\"step\": 2, \"loss\": NaN}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := append([]string{"watch", dir, "--log", log, "--out", outDir, "--exit-on-anomaly", "--on-anomaly", "env | grep ^NANHUNT_ > " + envFile}, fastWatch...)
+	base := append([]string{"watch", dir, "--log", log, "-o", outDir, "--exit-on-anomaly", "--on-anomaly", "env | grep ^NANHUNT_ > " + envFile}, fastWatch...)
 	stdout, stderr, code := runCLI(t, base...)
 	if code != exitAnomaly {
 		t.Fatalf("exit %d, want 1; stderr %s\n%s", code, stderr, stdout)
@@ -207,7 +207,7 @@ func TestWatchLogAloneRaisesTheAlarm(t *testing.T) {
 // --rank-timeout must not be negative; its default is said in the help.
 func TestWatchRankTimeoutFlag(t *testing.T) {
 	dir := finishedRun(t, "log-negative")
-	if _, stderr, code := runCLI(t, "watch", dir, "--rank-timeout", "-1s", "--out", t.TempDir()); code != exitError || !strings.Contains(stderr, "--rank-timeout") {
+	if _, stderr, code := runCLI(t, "watch", dir, "--rank-timeout", "-1s", "-o", t.TempDir()); code != exitError || !strings.Contains(stderr, "--rank-timeout") {
 		t.Errorf("--rank-timeout -1s: exit %d, %s", code, stderr)
 	}
 	stdout, _, _ := runCLI(t, "watch", "--help")

@@ -27,7 +27,7 @@ func lockWatch(outDir, state string) (*watchLocks, error) {
 	l.madeOut = errors.Is(err, fs.ErrNotExist)
 	if l.out, err = lockOut(outDir); err != nil {
 		l.release()
-		return nil, fmt.Errorf("--out %s: %w", outDir, err)
+		return nil, fmt.Errorf("-o %s: %w", outDir, err)
 	}
 	if state != "" {
 		if l.state, err = watch.LockState(state); err != nil {

@@ -276,7 +276,7 @@ func (p *watchPrinter) alarmFile(path string, write func(io.Writer) error) bool 
 		err = outguard.WriteFile(path, write)
 	}
 	if err != nil {
-		p.alarmFailed(fmt.Errorf("--out %s was not written: %w", path, err))
+		p.alarmFailed(fmt.Errorf("-o %s was not written: %w", path, err))
 		return false
 	}
 	return true

@@ -41,14 +41,14 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 	return lines
 }
 
-// The alarm: the verdict and the page in --out, the hook with its
+// The alarm: the verdict and the page in -o, the hook with its
 // environment, exit 1; the JSON lines name each event.
 func TestWatchAlarm(t *testing.T) {
 	dir := finishedRun(t, "log-negative")
 	work := t.TempDir()
 	outDir, envFile := filepath.Join(work, "alarms"), filepath.Join(work, "env")
 	stdout, stderr, code := runCLI(t, "watch", dir, "--format", "jsonl", "--settle", "100ms", "--poll", "20ms", "--idle-exit", "2s",
-		"--out", outDir, "--exit-on-anomaly", "--on-anomaly", "env | grep ^NANHUNT_ > "+envFile)
+		"-o", outDir, "--exit-on-anomaly", "--on-anomaly", "env | grep ^NANHUNT_ > "+envFile)
 	if code != exitAnomaly {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -96,7 +96,7 @@ func TestWatchAlarm(t *testing.T) {
 func TestWatchRecoveredAndState(t *testing.T) {
 	dir := finishedRun(t, "loss-scale-recovered")
 	state := filepath.Join(t.TempDir(), "watch.json")
-	args := []string{"watch", dir, "--settle", "100ms", "--poll", "20ms", "--idle-exit", "1s", "--out", t.TempDir(), "--state", state}
+	args := []string{"watch", dir, "--settle", "100ms", "--poll", "20ms", "--idle-exit", "1s", "-o", t.TempDir(), "--state", state}
 	stdout, stderr, code := runCLI(t, append(args, "--until-step", "2")...)
 	if code != exitClean {
 		t.Fatalf("exit %d, stderr %s\n%s", code, stderr, stdout)
@@ -124,7 +124,7 @@ func TestWatchRefusals(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{"out inside the dump", []string{"watch", dir, "--out", filepath.Join(dir, "alarms")}, "inside"},
+		{"out inside the dump", []string{"watch", dir, "-o", filepath.Join(dir, "alarms")}, "inside"},
 		{"a file", []string{"watch", filepath.Join(dir, "step1", "rank0", "dump.json")}, "not a folder"},
 		{"steps", []string{"watch", dir, "--steps", "1-2"}, "--until-step"},
 		{"bad format", []string{"watch", dir, "--format", "json"}, "--format"},
@@ -143,7 +143,7 @@ func TestWatchRefusals(t *testing.T) {
 func TestWatchTextGolden(t *testing.T) {
 	dir := finishedRun(t, "log-negative")
 	outDir := filepath.Join(t.TempDir(), "alarms")
-	stdout, stderr, code := runCLI(t, "watch", dir, "--settle", "100ms", "--poll", "20ms", "--out", outDir, "--exit-on-anomaly")
+	stdout, stderr, code := runCLI(t, "watch", dir, "--settle", "100ms", "--poll", "20ms", "-o", outDir, "--exit-on-anomaly")
 	if code != exitAnomaly {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -162,11 +162,11 @@ func TestWatchPruneFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "0", "--out", out); code != exitError || !strings.Contains(stderr, "at least") {
+	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "0", "-o", out); code != exitError || !strings.Contains(stderr, "at least") {
 		t.Errorf("--prune-clean-tensors 0: exit %d, %s", code, stderr)
 	}
 	// one clean step (1) and Keep 1: nothing to delete yet
-	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "1", "--out", out, "--settle", "50ms", "--poll", "20ms", "--exit-on-anomaly"); code != exitAnomaly {
+	if _, stderr, code := runCLI(t, "watch", dir, "--prune-clean-tensors", "1", "-o", out, "--settle", "50ms", "--poll", "20ms", "--exit-on-anomaly"); code != exitAnomaly {
 		t.Fatalf("exit %d, %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(tensors, "x.pt")); err != nil {

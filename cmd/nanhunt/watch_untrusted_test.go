@@ -47,7 +47,7 @@ func TestWatchHookEnvEscapesNames(t *testing.T) {
 	dir := hostileRun(t)
 	work := t.TempDir()
 	envFile := filepath.Join(work, "env")
-	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", filepath.Join(work, "alarms"), "--exit-on-anomaly",
+	stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", filepath.Join(work, "alarms"), "--exit-on-anomaly",
 		"--on-anomaly", "printf '%s' \"$NANHUNT_OP\" > " + envFile}, fastWatch...)...)
 	if code != exitAnomaly {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
@@ -79,7 +79,7 @@ func TestWatchStateNotRegular(t *testing.T) {
 	for _, state := range []string{fifo, work, "/dev/null"} {
 		outDir := filepath.Join(work, "alarms")
 		start := time.Now()
-		_, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", outDir, "--state", state}, fastWatch...)...)
+		_, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", outDir, "--state", state}, fastWatch...)...)
 		if code != exitError || !strings.Contains(stderr, "--state "+state+": ") || !strings.Contains(stderr, "not a regular file") {
 			t.Errorf("--state %s: exit %d, stderr %q; want 2 naming it", state, code, stderr)
 		}
@@ -117,8 +117,8 @@ func TestWatchSecondWatchRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"out", []string{"--out", held}, "--out " + held + ": another watch holds its lock " + filepath.Join(held, "watch.lock") + pid},
-		{"state", []string{"--out", filepath.Join(work, "free"), "--state", state}, "--state " + state + ": another watch holds its lock " + state + ".lock" + pid},
+		{"out", []string{"-o", held}, "-o " + held + ": another watch holds its lock " + filepath.Join(held, "watch.lock") + pid},
+		{"state", []string{"-o", filepath.Join(work, "free"), "--state", state}, "--state " + state + ": another watch holds its lock " + state + ".lock" + pid},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, stderr, code := runCLI(t, append(append([]string{"watch", dir, "--exit-on-anomaly"}, fastWatch...), tt.args...)...)
@@ -149,12 +149,12 @@ func TestWatchAlarmFileNotWritten(t *testing.T) {
 			if err := os.MkdirAll(blocked, 0o755); err != nil { // a folder where the verdict goes
 				t.Fatal(err)
 			}
-			stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", outDir, "--exit-on-anomaly", "--format", format,
+			stdout, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", outDir, "--exit-on-anomaly", "--format", format,
 				"--on-anomaly", "env | grep ^NANHUNT_ > " + envFile}, fastWatch...)...)
 			if code != exitAnomaly {
 				t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 			}
-			if want := "nanhunt: --out " + blocked + " was not written: write " + blocked + ": it is a folder\n"; !strings.Contains(stderr, want) {
+			if want := "nanhunt: -o " + blocked + " was not written: write " + blocked + ": it is a folder\n"; !strings.Contains(stderr, want) {
 				t.Errorf("stderr %q lacks %q", stderr, want)
 			}
 			if format == "text" && strings.Contains(stdout, "verdict-step2.json") || strings.Contains(stdout, `"verdict":`) {
@@ -182,7 +182,7 @@ func TestWatchAlarmFileNotWritten(t *testing.T) {
 // the answer (exit 1).
 func TestWatchHookFailsAfterTheAlarm(t *testing.T) {
 	dir := finishedRun(t, "log-negative")
-	_, stderr, code := runCLI(t, append([]string{"watch", dir, "--out", filepath.Join(t.TempDir(), "alarms"), "--exit-on-anomaly",
+	_, stderr, code := runCLI(t, append([]string{"watch", dir, "-o", filepath.Join(t.TempDir(), "alarms"), "--exit-on-anomaly",
 		"--on-anomaly", "exit 7"}, fastWatch...)...)
 	if code != exitAnomaly || !strings.Contains(stderr, `nanhunt: --on-anomaly "exit 7": exit status 7`) {
 		t.Errorf("exit %d, stderr %q; want 1 and the hook's failure", code, stderr)

@@ -369,7 +369,7 @@ func (r *run) leaveStaleMark(t *testing.T) {
 	r.runName = "launchtest-" + r.scenario
 	earlier := filepath.Join(r.dir, "earlier")
 	for _, args := range [][]string{
-		{"synth", "--ranks", "2", "--steps", "0-3", "--file-mb", "0.05", "--fault", "log-negative", "--fault-step", "0", "--fault-ranks", "0", "-o", earlier},
+		{"synth", "--world-size", "2", "--steps", "0-3", "--file-mb", "0.05", "--fault", "log-negative", "--fault-step", "0", "--fault-ranks", "0", "-o", earlier},
 		{"summarize", earlier, "-o", r.sums, "--run", r.runName, "--job-id", staleJob, "--node-index", "0", "--nodes", "1"},
 	} {
 		if out, err := r.nanhunt(t, 30*time.Second, args...); err != nil {

@@ -303,7 +303,7 @@ func baseCases() []adversarialCase {
 					steps[i] = fmt.Sprintf("step%d", i)
 				}
 				writeDump(t, in, dumpSpec{steps: steps, clean: true, dumpOnly: true})
-				return []string{"watch", in, "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "--out", filepath.Join(out, "alarms"), "--nice", "0"}
+				return []string{"watch", in, "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "-o", filepath.Join(out, "alarms"), "--nice", "0"}
 			},
 			exit: exitClean, message: `step [0-9]*999: clean(.|\n)*stopped: the folder stopped changing`, maxTime: 90 * time.Second, maxRSSMiB: 64,
 		},
@@ -529,7 +529,7 @@ func baseCases() []adversarialCase {
 					to = filepath.Join(in, "nvme1", "step2-"+r+"-tensors")
 					linktest.Move(t, filepath.Join(dump, "step2", r, "dump_tensor_data"), to, to)
 				}
-				return []string{"watch", dump, "--prune-clean-tensors", "1", "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "--out", filepath.Join(out, "alarms"), "--nice", "0"}
+				return []string{"watch", dump, "--prune-clean-tensors", "1", "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "-o", filepath.Join(out, "alarms"), "--nice", "0"}
 			},
 			exit: exitClean, message: `step 3: clean(.|\n)*stopped: the folder stopped changing`, maxTime: 20 * time.Second, maxRSSMiB: 64,
 		},

@@ -29,7 +29,7 @@ func setupRun(t *testing.T, dir string, want int, args ...string) string {
 // steps, and the fault ("none": clean) at a step on a rank.
 func synthRun(t *testing.T, dir, steps, fault string, step, rank int) {
 	t.Helper()
-	setupRun(t, filepath.Dir(dir), 0, "synth", "--ranks", "4", "--steps", steps, "--file-mb", "0.05",
+	setupRun(t, filepath.Dir(dir), 0, "synth", "--world-size", "4", "--steps", steps, "--file-mb", "0.05",
 		"--fault", fault, "--fault-step", strconv.Itoa(step), "--fault-ranks", strconv.Itoa(rank), "-o", dir)
 }
 

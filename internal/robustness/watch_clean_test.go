@@ -16,7 +16,7 @@ var fastWatch = []string{"--settle", "50ms", "--poll", "20ms", "--rank-timeout",
 
 // watchArgs are the arguments of a watch of in, writing to out.
 func watchArgs(in, out string, more ...string) []string {
-	return append(append([]string{"watch", in, "--out", filepath.Join(out, "alarms")}, fastWatch...), more...)
+	return append(append([]string{"watch", in, "-o", filepath.Join(out, "alarms")}, fastWatch...), more...)
 }
 
 // fourCleanSteps writes a clean two-rank dump of steps 0-3.

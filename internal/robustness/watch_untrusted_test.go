@@ -72,7 +72,7 @@ func stateAt(out string, next int) bool {
 // endlessWatch are the arguments of a watch of in that ends only when it
 // is stopped (no --idle-exit), keeping its state in out/state.json.
 func endlessWatch(in, out string, more ...string) []string {
-	return append([]string{"watch", in, "--out", filepath.Join(out, "alarms"), "--state", filepath.Join(out, "state.json"),
+	return append([]string{"watch", in, "-o", filepath.Join(out, "alarms"), "--state", filepath.Join(out, "state.json"),
 		"--settle", "50ms", "--poll", "20ms", "--rank-timeout", "300ms", "--nice", "0"}, more...)
 }
 
@@ -164,7 +164,7 @@ func watchOutputCases() []adversarialCase {
 				return watchArgs(in, out, "--exit-on-anomaly", "--format", format, "--on-anomaly", hookRecord)
 			},
 			fileLimitKiB: 1,
-			exit:         exitAnomaly, message: `--out .*verdict-step0\.json was not written: write .*verdict-step0\.json: file too large`,
+			exit:         exitAnomaly, message: `-o .*verdict-step0\.json was not written: write .*verdict-step0\.json: file too large`,
 			maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS, stdout: stdout,
 			after: func(t *testing.T, out string) {
 				if runs := hookRuns(t, out); len(runs) != 1 || runs[0] != "[Torch.sqrt.0.forward][][]" {
@@ -198,7 +198,7 @@ func watchOutputCases() []adversarialCase {
 		}),
 		{
 			class: "untrusted input", name: "watch-second-watch",
-			input:  "a second nanhunt watch --on-anomaly on the --out folder and --state of a running watch that has raised the alarm and goes on",
+			input:  "a second nanhunt watch --on-anomaly on the -o folder and --state of a running watch that has raised the alarm and goes on",
 			answer: "the second is refused at once naming the lock and the first's process (exit 2); the hook ran once",
 			setup: func(t *testing.T, in, out string) []string {
 				writeDump(t, in, dumpSpec{steps: []string{"step0", "step1"}})
@@ -206,7 +206,7 @@ func watchOutputCases() []adversarialCase {
 				firstWatch(t, out, args)
 				return args
 			},
-			exit: exitError, message: `--out .*alarms: another watch holds its lock .*alarms/watch\.lock \(process [0-9]+\)`,
+			exit: exitError, message: `-o .*alarms: another watch holds its lock .*alarms/watch\.lock \(process [0-9]+\)`,
 			maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
 			after: func(t *testing.T, out string) {
 				if runs := hookRuns(t, out); len(runs) != 1 {
@@ -216,7 +216,7 @@ func watchOutputCases() []adversarialCase {
 		},
 		{
 			class: "untrusted input", name: "watch-second-watch-state",
-			input:  "the same, the second with another --out and the same --state",
+			input:  "the same, the second with another -o and the same --state",
 			answer: "refused at once naming the state's lock (state.json.lock) and the first's process",
 			setup: func(t *testing.T, in, out string) []string {
 				writeDump(t, in, dumpSpec{steps: []string{"step0", "step1"}})

@@ -7,9 +7,10 @@ flag out. A list repeats a flag that takes several (``log=["a.log",
 (``range(4, 9)`` is ``4-8``); durations take seconds (``0.5`` is
 ``500.0ms``), a ``datetime.timedelta`` or Go's spelling (``"500ms"``).
 
-The tables below know the flags whose values need spelling; any other
-option goes to the command as it is (a bool as a switch, a list repeated,
-anything else as text), so a flag the command gained works at once and a
+What each flag takes comes from the binary's own listing of its flags
+(``nanhunt flags --json``, held in _flags.py), never from a table of names
+kept here. An option the listing does not have goes to the command as it is
+(a bool as a switch, a list repeated, anything else as text), so that a
 mistyped one is refused by the command itself, with the near ones named.
 """
 
@@ -18,53 +19,54 @@ from __future__ import annotations
 import datetime
 from typing import Any, Dict, Iterable, List, Mapping
 
+from . import _flags
+
 # the kinds of value a flag takes
 SWITCH = "switch"
 TEXT = "text"
 REPEATED = "repeated"
 INT = "int"
-LIST = "list"  # steps and ranks
+LIST = "list"  # steps and ranks: the listing's "ranges"
 DURATION = "duration"
 
-ANALYSIS: Dict[str, str] = {
-    "steps": LIST,
-    "ranks": LIST,
-    "rules": TEXT,
-    "strict": SWITCH,
-    "jobs": INT,
-}
+# the listing's types that need spelling; the others (string, float) are text
+_KINDS = {"bool": SWITCH, "int": INT, "ranges": LIST, "duration": DURATION}
 
-EVIDENCE: Dict[str, str] = {
-    "log": REPEATED,
-    "log_format": TEXT,
-    "log_pattern": REPEATED,
-    "log_step_offset": TEXT,
-    "monitor": TEXT,
-    "tp_size": INT,
-}
 
-TRACE: Dict[str, str] = {**ANALYSIS, **EVIDENCE, "html": TEXT, "output": TEXT}
+def kinds(command: str) -> Dict[str, str]:
+    """The kind of value each flag of ``nanhunt COMMAND`` takes, by option
+    name (the flag's name with underscores), from the listing."""
+    for listed in _flags.LISTING["commands"]:
+        if listed["name"] == command:
+            return {
+                flag["name"].replace("-", "_"): REPEATED if flag["repeatable"] else _KINDS.get(flag["type"], TEXT)
+                for flag in listed["flags"]
+            }
+    raise KeyError(f"the flags listing has no command {command!r}")
 
-PLAN: Dict[str, str] = {
-    **ANALYSIS,
-    **EVIDENCE,
-    "verdict": TEXT,
-    "dump_path": TEXT,
-    "config_path": TEXT,
-    "output": TEXT,
-}
 
-# out_dir is --out: the name StepGuard uses for it too
-WATCH_RENAMED: Dict[str, str] = {"out_dir": "out"}
+TRACE = kinds("trace")
+PLAN = kinds("plan")
+WATCH = kinds("watch")
+
+# out_dir is watch's -o (--output): the name StepGuard uses for it too
+WATCH_RENAMED: Dict[str, str] = {"out_dir": "output"}
+# plan's old name of config_dump_path (--dump-path before it was renamed)
+PLAN_RENAMED: Dict[str, str] = {"dump_path": "config_dump_path"}
 
 
 def flags(command: str, table: Mapping[str, str], options: Mapping[str, Any], renamed: Mapping[str, str] = {}) -> List[str]:
-    """The flags for options; TypeError for a value of the wrong kind."""
+    """The flags for options, table being kinds(command); TypeError for a
+    value of the wrong kind, or for one flag given by two names."""
     args: List[str] = []
+    for alias, name in renamed.items():
+        if options.get(alias) is not None and options.get(name) is not None:
+            raise TypeError(f"nanhunt {command}: {alias} and {name} are the same option: give one")
     for name, value in options.items():
         if value is None or value is False:
             continue
-        flag = "--" + renamed.get(name, name).replace("_", "-")
+        name = renamed.get(name, name)
+        flag = "--" + name.replace("_", "-")
         kind = table.get(name) or _kind_of(value)
         if kind == SWITCH:
             if value is not True:
@@ -87,7 +89,7 @@ def flags(command: str, table: Mapping[str, str], options: Mapping[str, Any], re
 
 
 def _kind_of(value: Any) -> str:
-    """The kind of a flag no table knows, from its value."""
+    """The kind of a flag the listing does not have, from its value."""
     if value is True:
         return SWITCH
     if isinstance(value, datetime.timedelta):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import warnings
 from typing import Any, Dict, List, Optional, Union
 
 from . import _binary, _options
@@ -42,10 +43,16 @@ def plan(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, **
     to run then; None when there is no anomaly (nothing to collect).
 
     The options are those of trace (without html) and verdict (read a saved
-    verdict instead of a dump), dump_path and config_path (written into the
-    config), output (also write the config.json to this file).
+    verdict instead of a dump), config_dump_path (the dump_path written into
+    the config: where msprobe writes the next dump), config_path (where the
+    config will be saved, for the Python lines that load it), output (also
+    write the config.json to this file), mode and budget. dump_path is the
+    old name of config_dump_path: it still works, with a DeprecationWarning.
     """
-    argv = ["plan", "--format", "json"] + _options.flags("plan", _options.PLAN, options) + _path(path)
+    if "dump_path" in options:
+        warnings.warn("nanhunt.plan: dump_path is now config_dump_path", DeprecationWarning, stacklevel=2)
+    flags = _options.flags("plan", _options.PLAN, options, _options.PLAN_RENAMED)
+    argv = ["plan", "--format", "json"] + flags + _path(path)
     out = _run(argv, timeout)
     if out is not None and not isinstance(out, dict):
         raise NanhuntError(f"nanhunt plan printed {type(out).__name__}, not a plan object")

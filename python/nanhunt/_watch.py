@@ -18,26 +18,11 @@ from ._run import PathLike, failure
 
 Event = Dict[str, Any]
 
-WATCH: Dict[str, str] = {
-    **_options.ANALYSIS,
-    **_options.EVIDENCE,
-    "out_dir": _options.TEXT,
-    "exit_on_anomaly": _options.SWITCH,
-    "on_anomaly": _options.TEXT,
-    "state": _options.TEXT,
-    "poll": _options.DURATION,
-    "settle": _options.DURATION,
-    "rank_timeout": _options.DURATION,
-    "idle_exit": _options.DURATION,
-    "until_step": _options.INT,
-    "nice": _options.INT,
-}
-
 
 def argv(dump_path: PathLike, options: Dict[str, Any]) -> List[str]:
     """The arguments of nanhunt watch for these options; the dump path last,
     after "--", so that one starting with "-" is never read as a flag."""
-    flags = _options.flags("watch", WATCH, options, _options.WATCH_RENAMED)
+    flags = _options.flags("watch", _options.WATCH, options, _options.WATCH_RENAMED)
     return ["watch", "--format", "jsonl"] + flags + ["--", os.fspath(dump_path)]
 
 
@@ -174,8 +159,8 @@ def watch(
     returns the anomaly event, or None when the watch ended without one
     (look at the ``stopped`` event's "complete" before calling that clean).
 
-    The options are the flags of ``nanhunt watch``: out_dir (--out),
-    exit_on_anomaly, on_anomaly (a shell command), state, poll, settle,
+    The options are the flags of ``nanhunt watch``: out_dir (or output:
+    -o, the folder for the alarm's files), exit_on_anomaly, on_anomaly (a shell command), state, poll, settle,
     rank_timeout, idle_exit (durations), until_step, nice, ranks, rules,
     strict, jobs, and the evidence flags log, log_format, log_pattern,
     log_step_offset, monitor, tp_size. A failed watch (exit status 2)

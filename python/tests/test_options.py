@@ -45,14 +45,36 @@ class TraceFlags(unittest.TestCase):
                          ["--mode", "same-step", "--budget", "3", "--fast", "--extra", "a", "--extra", "b"])
 
 
+class PlanFlags(unittest.TestCase):
+    def test_dump_path_is_the_old_name(self):
+        flags = _options.flags("plan", _options.PLAN, {"config_dump_path": "/data/next"}, _options.PLAN_RENAMED)
+        self.assertEqual(flags, ["--config-dump-path", "/data/next"])
+        self.assertEqual(_options.flags("plan", _options.PLAN, {"dump_path": "/data/next"}, _options.PLAN_RENAMED), flags)
+
+
 class WatchFlags(unittest.TestCase):
     def test_argv(self):
         args = _watch.argv("dump", {"out_dir": "alarms", "exit_on_anomaly": True, "settle": 0.5,
                                     "poll": datetime.timedelta(milliseconds=100), "idle_exit": "10m",
                                     "until_step": 7, "rank_timeout": 8})
-        self.assertEqual(args, ["watch", "--format", "jsonl", "--out", "alarms", "--exit-on-anomaly",
+        self.assertEqual(args, ["watch", "--format", "jsonl", "--output", "alarms", "--exit-on-anomaly",
                                 "--settle", "500.0ms", "--poll", "100.0ms", "--idle-exit", "10m", "--until-step", "7",
                                 "--rank-timeout", "8s", "--", "dump"])
+
+    def test_out_dir_is_output(self):
+        self.assertEqual(_watch.argv("dump", {"output": "alarms"}), ["watch", "--format", "jsonl", "--output", "alarms", "--", "dump"])
+        with self.assertRaisesRegex(TypeError, "out_dir and output are the same option"):
+            _watch.argv("dump", {"out_dir": "a", "output": "b"})
+
+    def test_kinds_from_the_listing(self):
+        # the listing says what each flag takes: a watch's durations, its
+        # switches, its rank lists
+        kinds = _options.kinds("watch")
+        self.assertEqual((kinds["settle"], kinds["exit_on_anomaly"], kinds["ranks"], kinds["log"], kinds["until_step"]),
+                         (_options.DURATION, _options.SWITCH, _options.LIST, _options.REPEATED, _options.INT))
+        self.assertNotIn("out", kinds)  # an old name is no flag of the listing
+        with self.assertRaises(KeyError):
+            _options.kinds("no-such-command")
 
     def test_whole_seconds(self):
         self.assertEqual(_options.duration(2), "2s")

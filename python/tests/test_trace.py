@@ -121,11 +121,16 @@ class Trace(unittest.TestCase):
 
 class Plan(unittest.TestCase):
     def test_plan_for_the_origin(self):
-        p = nanhunt.plan(support.fixture(*BWD_SQRT), dump_path="./followup")
+        p = nanhunt.plan(support.fixture(*BWD_SQRT), config_dump_path="./followup")
         self.assertIn("Torch.sqrt.0.backward", p["why"])
         self.assertEqual(p["config"]["task"], "tensor")
         self.assertEqual(p["config"]["dump_path"], "./followup")
         self.assertIn("Torch.sqrt", p["config"]["tensor"]["list"])
+
+    def test_dump_path_is_the_old_name(self):
+        with self.assertWarnsRegex(DeprecationWarning, "dump_path is now config_dump_path"):
+            p = nanhunt.plan(support.fixture(*BWD_SQRT), dump_path="./followup")
+        self.assertEqual(p["config"]["dump_path"], "./followup")
 
     def test_nothing_to_collect(self):
         self.assertIsNone(nanhunt.plan(support.fixture(*BWD_SQRT), steps="0-4"))
