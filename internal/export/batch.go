@@ -6,7 +6,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 )
 
-// batchRows is how many rows are handed to the Parquet writer at once.
+// batchRows is how many rows are handed to the file writer at once.
 const batchRows = 1024
 
 // batch collects rows before they are written. The optional values and the

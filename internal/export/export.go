@@ -19,6 +19,8 @@ import (
 type Options struct {
 	// Path is a dump_path, a step folder, a rank folder or a dump.json.
 	Path string
+	// Format is the files' format; "" is Parquet.
+	Format Format
 	// Out is the output folder. It must not lie inside the dump, and must
 	// be empty or absent unless Force is set.
 	Out string
@@ -58,12 +60,13 @@ type Summary struct {
 	Source  string       // the dump path, absolute
 	Out     string       // the output folder
 	Files   []FileResult // every rank folder selected, in step and rank order
-	Written int          // Parquet files written
+	Format  Format       // the files' format
+	Written int          // files written
 	Damaged int          // dump.json files damaged or unreadable (some or all rows missing)
 	Entries int64        // dump.json entries read
 	Rows    int64        // rows written
 	// BytesRead counts the dump.json bytes consumed, BytesWritten the
-	// Parquet bytes written.
+	// bytes of the files written.
 	BytesRead, BytesWritten int64
 	Warnings                []Warning
 	Version                 string
@@ -80,6 +83,10 @@ var ErrNothingReadable = errors.New("no dump.json could be read")
 // are unusable, when nothing can be read, or when writing fails; damaged or
 // unreadable dump.json files are warnings in the Summary (see Complete).
 func Run(ctx context.Context, opt Options) (*Summary, error) {
+	format, err := ParseFormat(string(opt.Format))
+	if err != nil {
+		return nil, err
+	}
 	layout, err := dump.Discover(opt.Path)
 	if err != nil {
 		return nil, err
@@ -100,7 +107,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		version = buildVersion()
 	}
 
-	results, err := exportAll(ctx, dirs, opt.Out, version, jobs)
+	results, err := exportAll(ctx, dirs, opt.Out, format, version, jobs)
 	if err != nil {
 		// a reader of the folder must never take part of a set for all of it
 		removeParts(opt.Out, results)
@@ -111,7 +118,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err != nil {
 		src = opt.Path
 	}
-	s := &Summary{Source: src, Out: opt.Out, Files: results, Version: version}
+	s := &Summary{Source: src, Out: opt.Out, Format: format, Files: results, Version: version}
 	for _, w := range layout.Warnings {
 		s.Warnings = append(s.Warnings, Warning{Message: w})
 	}
@@ -130,7 +137,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 
 // exportAll converts the rank folders' dump.json files, jobs at a time, and
 // returns their results in the order of dirs.
-func exportAll(ctx context.Context, dirs []dump.RankDir, out, version string, jobs int) ([]FileResult, error) {
+func exportAll(ctx context.Context, dirs []dump.RankDir, out string, format Format, version string, jobs int) ([]FileResult, error) {
 	results := make([]FileResult, len(dirs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
@@ -139,7 +146,7 @@ func exportAll(ctx context.Context, dirs []dump.RankDir, out, version string, jo
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			res, err := exportFile(gctx, d, out, version)
+			res, err := exportFile(gctx, d, out, format, version)
 			results[i] = res
 			return err
 		})
@@ -148,7 +155,7 @@ func exportAll(ctx context.Context, dirs []dump.RankDir, out, version string, jo
 	return results, err
 }
 
-// removeParts removes the Parquet files an export that failed had
+// removeParts removes the files an export that failed had
 // written, and the partition folders it leaves empty: without its
 // manifest, a part of the set would read as all of it. The files being
 // written when it failed removed themselves (part.abort).

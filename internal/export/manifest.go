@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,7 +29,7 @@ type Manifest struct {
 
 // ManifestCounts are the totals of an export.
 type ManifestCounts struct {
-	Files        int   `json:"files"`   // Parquet files written
+	Files        int   `json:"files"`   // files written
 	Damaged      int   `json:"damaged"` // dump.json files damaged or unreadable
 	Entries      int64 `json:"entries"`
 	Rows         int64 `json:"rows"`
@@ -45,10 +46,11 @@ type ManifestFile struct {
 
 // manifest builds the manifest of a summary.
 func (s *Summary) manifest() *Manifest {
+	format := cmp.Or(s.Format, Parquet)
 	m := &Manifest{
 		Schema: ManifestSchema, Version: s.Version, Source: s.Source,
-		Format: "parquet", Compression: "gzip",
-		Layout:       "step=N/rank=R/" + partName,
+		Format: string(format), Compression: format.compression(),
+		Layout:       "step=N/rank=R/" + format.partName(),
 		Partitioning: []string{"step", "rank"},
 		Columns:      Columns,
 		Counts: ManifestCounts{Files: s.Written, Damaged: s.Damaged, Entries: s.Entries, Rows: s.Rows,
@@ -68,7 +70,7 @@ func (s *Summary) manifest() *Manifest {
 			mf.Error = f.OpenErr.Error()
 		}
 		if f.Mode != "" {
-			m.Layout = "mode=M/step=N/rank=R/" + partName
+			m.Layout = "mode=M/step=N/rank=R/" + format.partName()
 			m.Partitioning = []string{"mode", "step", "rank"}
 		}
 		m.Files = append(m.Files, mf)

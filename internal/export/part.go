@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -10,14 +11,14 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 )
 
-// Writer settings: row groups of 64Ki rows (enough for readers to skip by
-// statistics and to split work), pages of 64 KiB before compression, gzip
-// (the codec every Parquet reader has), strings dictionary-encoded. The writer holds one row group's
-// compressed pages, a few MB per file being written.
+// Parquet writer settings: row groups of 64Ki rows (enough for readers to
+// skip by statistics and to split work), pages of 64 KiB before
+// compression, gzip (the codec every Parquet reader has), strings
+// dictionary-encoded. The writer holds one row group's compressed pages, a
+// few MB per file being written.
 const (
 	rowGroupRows   = 64 << 10
 	pageBufferSize = 64 << 10
-	partName       = "part-0.parquet"
 )
 
 // parquetColumns are Columns as the writer takes them.
@@ -39,18 +40,18 @@ var parquetColumns = func() []parquetwrite.Column {
 	return cols
 }()
 
-// part is one Parquet file being written. It is written under a temporary
-// name and renamed when complete, so a reader never sees half a file.
+// part is one file being written. It is written under a temporary name
+// and renamed when complete, so a reader never sees half a file.
 type part struct {
 	path, tmp string
 	f         *os.File
-	w         *parquetwrite.Writer
+	enc       encoder
 	b         *batch
 	rows      int64
 }
 
-// createPart starts the file at path, creating its folder.
-func createPart(path string) (*part, error) {
+// createPart starts the file at path, in format, creating its folder.
+func createPart(path string, format Format) (*part, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create output folder: %w", err)
 	}
@@ -60,9 +61,11 @@ func createPart(path string) (*part, error) {
 		return nil, fmt.Errorf("create output file: %w", err)
 	}
 	p.f = f
-	p.w = parquetwrite.NewWriter(f, parquetColumns, parquetwrite.Options{
-		RowGroupRows: rowGroupRows, PageBytes: pageBufferSize, CreatedBy: "nanhunt",
-	})
+	if p.enc, err = newEncoder(format, f); err != nil {
+		f.Close()
+		os.Remove(p.tmp)
+		return nil, fmt.Errorf("write %s: %w", p.path, err)
+	}
 	p.b = batches.Get().(*batch)
 	return p, nil
 }
@@ -81,7 +84,7 @@ func (p *part) flush() error {
 		return nil
 	}
 	for i := range p.b.rows {
-		if err := writeRow(p.w, &p.b.rows[i]); err != nil {
+		if err := p.enc.row(&p.b.rows[i]); err != nil {
 			return fmt.Errorf("write %s: %w", p.path, err)
 		}
 	}
@@ -90,18 +93,15 @@ func (p *part) flush() error {
 	return nil
 }
 
-// close writes the remaining rows, the footer with the given key/value
-// metadata, and moves the file to its final name. It returns the size
-// written.
+// close writes the remaining rows, the Parquet footer with the given
+// key/value metadata, and moves the file to its final name. It returns the
+// size written.
 func (p *part) close(meta [][2]string) (int64, error) {
 	if err := p.flush(); err != nil {
 		return 0, err
 	}
 	p.release()
-	for _, kv := range meta {
-		p.w.SetMetadata(kv[0], kv[1])
-	}
-	if err := p.w.Close(); err != nil {
+	if err := p.enc.finish(meta); err != nil {
 		return 0, fmt.Errorf("write %s: %w", p.path, err)
 	}
 	if err := p.f.Close(); err != nil {
@@ -131,6 +131,25 @@ func (p *part) release() {
 		batches.Put(p.b)
 		p.b = nil
 	}
+}
+
+// parquetEncoder writes rows to a Parquet file.
+type parquetEncoder struct{ w *parquetwrite.Writer }
+
+func newParquetEncoder(w io.Writer) *parquetEncoder {
+	return &parquetEncoder{parquetwrite.NewWriter(w, parquetColumns, parquetwrite.Options{
+		RowGroupRows: rowGroupRows, PageBytes: pageBufferSize, CreatedBy: "nanhunt",
+	})}
+}
+
+func (e *parquetEncoder) row(r *Row) error { return writeRow(e.w, r) }
+
+// finish writes the footer with meta as its key/value metadata.
+func (e *parquetEncoder) finish(meta [][2]string) error {
+	for _, kv := range meta {
+		e.w.SetMetadata(kv[0], kv[1])
+	}
+	return e.w.Close()
 }
 
 // writeRow writes one row, its values in the order of Columns.

@@ -9,7 +9,7 @@ import (
 )
 
 // Row is one tensor record of dump.json: the Go type of a row of the
-// exported Parquet files, usable with parquet.NewGenericReader[Row].
+// exported files (Parquet: usable with parquet.NewGenericReader[Row]).
 type Row struct {
 	Step         int32    `parquet:"step"`
 	Rank         int32    `parquet:"rank"`

@@ -20,7 +20,7 @@ func TestColumnsMatchRow(t *testing.T) {
 // Parquet reader sees them.
 func TestColumnsMatchFile(t *testing.T) {
 	s := run(t, Options{Path: generate(t, "tie-log-negative")})
-	parts, _ := filepath.Glob(filepath.Join(s.Out, "step=*", "rank=*", partName))
+	parts, _ := filepath.Glob(filepath.Join(s.Out, "step=*", "rank=*", Parquet.partName()))
 	if len(parts) == 0 {
 		t.Fatal("no Parquet file written")
 	}

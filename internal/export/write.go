@@ -17,7 +17,7 @@ type FileResult struct {
 	Step         int    `json:"step"`
 	Rank         int    `json:"rank"`
 	Source       string `json:"source"`         // the dump.json read
-	Path         string `json:"path,omitempty"` // the Parquet file, relative to the output folder, with slashes; "" when none was written
+	Path         string `json:"path,omitempty"` // the file written, relative to the output folder, with slashes; "" when none was written
 	Entries      int64  `json:"entries"`
 	Rows         int64  `json:"rows"`
 	BytesRead    int64  `json:"bytes_read"`
@@ -38,10 +38,10 @@ func partDir(d dump.RankDir) string {
 	return p
 }
 
-// exportFile converts one dump.json into out/partDir/part-0.parquet. Damage
-// and open failures of dump.json are recorded in the result; only a failure
-// to write, or cancellation, is an error.
-func exportFile(ctx context.Context, d dump.RankDir, out, version string) (FileResult, error) {
+// exportFile converts one dump.json into out/partDir/part-0.parquet (or
+// .csv). Damage and open failures of dump.json are recorded in the result;
+// only a failure to write, or cancellation, is an error.
+func exportFile(ctx context.Context, d dump.RankDir, out string, format Format, version string) (FileResult, error) {
 	res := FileResult{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Source: d.Dump}
 	in, err := safeio.Open(d.Dump)
 	if err != nil {
@@ -62,8 +62,8 @@ func exportFile(ctx context.Context, d dump.RankDir, out, version string) (FileR
 		return res, nil
 	}
 
-	rel := filepath.Join(partDir(d), partName)
-	p, err := createPart(filepath.Join(out, rel))
+	rel := filepath.Join(partDir(d), format.partName())
+	p, err := createPart(filepath.Join(out, rel), format)
 	if err != nil {
 		return res, err
 	}

@@ -57,6 +57,9 @@ var allowed = map[string][]string{
 	"internal/sources": {"internal/evidence", "internal/monitor", "internal/plan", "internal/trainlog", "verdict"},
 	"internal/watch":   {"dump", "internal/outguard", "internal/plan", "internal/ranklist", "internal/safeio", "internal/sources", "internal/trace", "verdict"},
 	root:               {"internal/evidence", "internal/plan", "internal/policy", "internal/sources", "internal/trace", "verdict"},
+
+	// the tests' second Parquet reader (hyparquet, run under Node)
+	"internal/parquetwrite/jsread": {},
 }
 
 // nanhuntPackage is the table's name of an import path of the module

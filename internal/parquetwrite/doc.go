@@ -6,8 +6,9 @@
 //
 // It is the part of the Parquet format that nanhunt's export needs and
 // nothing more, written with the standard library only, so that building
-// nanhunt compiles no Parquet dependency. Every file it writes is read back
-// by an independent Parquet implementation in the tests.
+// nanhunt compiles no Parquet dependency. The tests read every file it
+// writes back with two independent Parquet implementations: parquet-go, and
+// hyparquet in JavaScript under Node (package jsread).
 //
 // Memory is one row group's compressed pages plus one open page per
 // column: the pages are encoded as rows arrive, and each row group's column

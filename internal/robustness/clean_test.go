@@ -77,6 +77,12 @@ func incompleteJSON(steps ...int) func(t *testing.T, stdout string) {
 // falseCleanCases are inputs on which "no NaN or Inf" would be a claim
 // about something that was not read.
 func falseCleanCases() []adversarialCase {
+	return slices.Concat(unreadStepCases(), notReadCases())
+}
+
+// unreadStepCases are steps that could not be read, said as such in the
+// report, the JSON, the skill output and the plan.
+func unreadStepCases() []adversarialCase {
 	const bound, rss = 10 * time.Second, 64
 	unread := "nanhunt: no NaN or Inf in what could be read; steps 5-7 (ranks 0,1) could not be read."
 	return []adversarialCase{
@@ -127,6 +133,14 @@ func falseCleanCases() []adversarialCase {
 			},
 			exit: exitIncomplete, message: `steps 5-7 \(ranks 0,1\) could not be read whole`, maxTime: bound, maxRSSMiB: rss,
 		},
+	}
+}
+
+// notReadCases are ranks, steps, files and logs that were not read whole:
+// found before the answer is clean.
+func notReadCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	return []adversarialCase{
 		{
 			class: "false clean", name: "rank-folder-missing-one-step",
 			input:  "a clean two-rank dump of steps 0-7 without rank 1's folder at step 3",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,6 +146,12 @@ const bornAtFive = `^nanhunt: the first Inf was born at step 5 on rank 3, in Tor
 // holds, a node that sent no summary, and summaries that would overwrite
 // one another.
 func summaryCleanCases() []adversarialCase {
+	return slices.Concat(summaryMarkCases(), summaryMissingNodeCases(), summaryOverwriteCases())
+}
+
+// summaryMarkCases are marks another job left, and a node that stopped on a
+// mark whose anomaly no summary holds.
+func summaryMarkCases() []adversarialCase {
 	const bound, rss = 10 * time.Second, 64
 	return []adversarialCase{
 		{
@@ -231,6 +238,13 @@ func summaryCleanCases() []adversarialCase {
 				}
 			},
 		},
+	}
+}
+
+// summaryMissingNodeCases are joins where a node sent no summary.
+func summaryMissingNodeCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	return []adversarialCase{
 		{
 			class: "summaries", name: "summary-missing-node-clean",
 			input:  "a clean run (4 ranks, steps 0-3), two ranks a node; node 1 of 2 sends no summary",
@@ -287,6 +301,13 @@ func summaryCleanCases() []adversarialCase {
 				}
 			},
 		},
+	}
+}
+
+// summaryOverwriteCases are summaries that would overwrite one another.
+func summaryOverwriteCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	return []adversarialCase{
 		{
 			class: "summaries", name: "summary-same-host",
 			input:  "two node folders of the +Inf run summarised on one host into one folder, without a launcher or --node-index",

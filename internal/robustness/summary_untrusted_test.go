@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,11 +156,17 @@ func nothingLeft(t *testing.T, out string) {
 	}
 }
 
-// summaryUntrustedCases are the cases of this file.
+// summaryUntrustedCases are the cases of this file: summaries edited or
+// damaged, launcher variables and node indices that do not parse, and
+// fields past their bounds.
 func summaryUntrustedCases() []adversarialCase {
+	return slices.Concat(summaryEditedCases(), summarizeLaunchCases(), summaryFieldCases())
+}
+
+// summaryEditedCases are summaries edited to claim clean, and true records
+// that contradict a damaged one.
+func summaryEditedCases() []adversarialCase {
 	const bound, rss = 10 * time.Second, 64
-	var out string    // the folder of the running case
-	var damagedAt int // where summary-record-damaged cut its line
 	return []adversarialCase{
 		{
 			class: "untrusted input", name: "summary-edited-claims-clean",
@@ -208,6 +215,15 @@ func summaryUntrustedCases() []adversarialCase {
 				}
 			},
 		},
+	}
+}
+
+// summarizeLaunchCases are launcher variables that do not parse, a node
+// template without an index, and two summarize runs of one node at once.
+func summarizeLaunchCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	var out string // the folder of the running case
+	return []adversarialCase{
 		launcherCase("summarize-launcher-rank-path", "torchrun's RANK=../../x (with TORCHELASTIC_RUN_ID and LOCAL_WORLD_SIZE=2)",
 			[]string{"TORCHELASTIC_RUN_ID=j1", "LOCAL_WORLD_SIZE=2", "RANK=../../x"}, regexp.QuoteMeta(`RANK="../../x" in the environment: want a number`)),
 		launcherCase("summarize-launcher-rank-negative", "torchrun's RANK=-5",
@@ -282,6 +298,16 @@ func summaryUntrustedCases() []adversarialCase {
 				wholeSummary(t, filepath.Join(o, files[0]))
 			},
 		},
+	}
+}
+
+// summaryFieldCases are summaries whose paths, counts or records are not
+// what nanhunt writes: bytes that are not UTF-8, a huge node count, a
+// damaged record, a huge group rank.
+func summaryFieldCases() []adversarialCase {
+	const bound, rss = 10 * time.Second, 64
+	var damagedAt int // where summary-record-damaged cut its line
+	return []adversarialCase{
 		{
 			class: "untrusted input", name: "summary-path-not-utf8",
 			input: "a run with a NaN under a folder whose name is not UTF-8 (r\\xe9sultats\\xff, Latin-1 and a byte no encoding gives), " +

@@ -135,8 +135,8 @@ LISTING: Dict[str, Any] = json.loads(
     },
     {
       "name": "export",
-      "usage": "export DUMP --format parquet -o DIR",
-      "summary": "Write every tensor statistic of a dump to Parquet files",
+      "usage": "export DUMP [--format parquet|csv] -o DIR",
+      "summary": "Write every tensor statistic of a dump to Parquet or CSV files",
       "flags": [
         {
           "name": "force",
@@ -152,7 +152,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "string",
           "default": "parquet",
           "repeatable": false,
-          "help": "output format: parquet"
+          "help": "output format: parquet or csv"
         },
         {
           "name": "jobs",
