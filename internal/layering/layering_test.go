@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/repro":        {"dump", "internal/jsonlex", "internal/outguard", "internal/safeio", "internal/trace", "verdict"},
 	"internal/synth":        {},
 	"internal/reference":    {"internal/jsonoracle", "verdict"},
+	"internal/cases":        {"internal/jsonoracle"},
 	"cmd/nanhunt": {"dump", "internal/evidence", "internal/export", "internal/fsjson", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/ranklist", "internal/report", "internal/safeio", "internal/monitor",
 		"internal/plan", "internal/policy", "internal/repro", "internal/synth", "internal/trace", "internal/trainlog", "verdict", "internal/watch"},
 	"internal/watch": {"dump", "internal/outguard", "internal/ranklist", "internal/safeio", "internal/trace", "verdict"},

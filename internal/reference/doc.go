@@ -13,7 +13,9 @@
 // the verdict package for the fast path's Verdict type only. The tests also
 // use trace, synth, internal/fixturedir, internal/realruns and
 // internal/tinylimits (the fast path is compared with its normal limits and
-// with every limit held to a few).
+// with every limit held to a few). The hand-written dumps and their
+// expected verdicts are files, run by internal/cases through this package,
+// the fast path and the tiny-limits mode.
 //
 // Files: values.go (statistics and leaves), names.go (entry names, globs),
 // rules.go (the rule set), collectives.go (slots, groups, pairing keys),
