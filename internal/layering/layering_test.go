@@ -52,6 +52,7 @@ var allowed = map[string][]string{
 	"internal/repro":        {"dump", "internal/jsonlex", "internal/outguard", "internal/safeio", "internal/trace", "verdict"},
 	"internal/synth":        {},
 	"internal/reference":    {"internal/jsonoracle", "verdict"},
+	"internal/cases":        {"internal/jsonoracle"},
 	"cmd/nanhunt": {"dump", "internal/export", "internal/fsjson", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/ranklist", "internal/report", "internal/safeio",
 		"internal/plan", "internal/policy", "internal/repro", "internal/sources", "internal/synth", "internal/trace", "verdict", "internal/watch", root},
 	"internal/sources": {"internal/evidence", "internal/monitor", "internal/plan", "internal/trainlog", "verdict"},

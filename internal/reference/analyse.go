@@ -181,46 +181,15 @@ func (a *analysis) verdict() *Verdict {
 			}
 		}
 	}
-	carrierHops := res.carriers()
-	ch, chRank := res.pickCarrier(carrierHops)
-	for _, h := range carrierHops {
-		hp := Hop{Step: step, Op: res.hopOp(h), FromRanks: ints(h.senders), ToRanks: ints(h.receivers)}
-		if h == ch {
-			if e := res.entryOf(chRank, h); e != nil {
-				hp.Op = e.name // else a presumed sender: the hop's own name
-			}
-			c := hp
-			v.Carrier = &c
-		}
-		v.Spread = append(v.Spread, hp)
-	}
+	v.Carrier, v.Spread = res.carrierAndSpread()
 	if v.Carrier == nil && a.checked != nil {
-		if c := a.nextCarrier(res, a.checked); c != nil {
+		if c := res.carrierInto(a.checked); c != nil {
 			v.Carrier = c
 			v.Spread = append(v.Spread, *c)
 		}
 	}
 	sortHops(v.Spread)
 	return v
-}
-
-// nextCarrier is the checked step's first hop into a rank that had no
-// first sign at the origin step.
-func (a *analysis) nextCarrier(res, next *stepResult) *Hop {
-	var into []*hop
-	for _, h := range next.carriers() {
-		for _, rc := range h.receivers {
-			if res.signs[rc] == nil {
-				into = append(into, h)
-				break
-			}
-		}
-	}
-	h, rank := next.pickCarrier(into)
-	if h == nil {
-		return nil
-	}
-	return &Hop{Step: next.data.step, Op: next.entryOf(rank, h).name, FromRanks: ints(h.senders), ToRanks: ints(h.receivers)}
 }
 
 func ints(xs []int) []int {

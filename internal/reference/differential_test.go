@@ -86,30 +86,6 @@ func (c truthCheck) eq(field string, ref, truth any) {
 	}
 }
 
-// ruleCasesTest runs the hand-written rule tests again with the fast path
-// compared on every dump they write (see analyse).
-const ruleCasesTest = "TestDifferentialRuleCases"
-
-func TestDifferentialRuleCases(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		test func(*testing.T)
-	}{
-		{"values-and-rules", TestValuesAndRules},
-		{"first-sign", TestFirstSign},
-		{"phases", TestPhases},
-		{"collectives", TestCollectives},
-		{"across-ranks", TestAcrossRanks},
-		{"unread-and-damaged", TestUnreadAndDamaged},
-		{"across-steps", TestAcrossSteps},
-		{"cut-file", TestCutFileHasNothingAfterB2},
-		{"no-backward-kernel", TestNoBackwardEntryKernelCalledByBackward},
-		{"complete", TestComplete},
-	} {
-		t.Run(c.name, c.test)
-	}
-}
-
 func TestDifferentialSynth(t *testing.T) {
 	for _, sc := range synth.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

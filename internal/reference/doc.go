@@ -13,12 +13,18 @@
 // the verdict package for the fast path's Verdict type only. The tests also
 // use trace, synth, internal/fixturedir, internal/realruns and
 // internal/tinylimits (the fast path is compared with its normal limits and
-// with every limit held to a few).
+// with every limit held to a few). The hand-written dumps and their
+// expected verdicts are files, run by internal/cases through this package,
+// the fast path and the tiny-limits mode.
 //
 // Files: values.go (statistics and leaves), names.go (entry names, globs),
 // rules.go (the rule set), collectives.go (slots, groups, pairing keys),
-// entries.go, phases.go, rank.go (first sign, root, first NaN), step.go
-// (across ranks), analyse.go (across steps), confidence.go, layout.go,
+// entries.go, phases.go, rank.go (first sign, root, first NaN); across the
+// ranks of a step, one file per group of the README's rules: step.go (the
+// step and the order of the rules), hops.go (6.1, participants), order.go
+// (6.2-6.4: happened-before, late candidates, sources), origin.go (6.5,
+// 6.6, 6.8, the rows' roles), carrier.go (6.7, and README 7's carrier in
+// the checked step); analyse.go (across steps), confidence.go, layout.go,
 // files.go, verdict.go, diff.go, fromtrace.go.
 //
 // # Readings of the README

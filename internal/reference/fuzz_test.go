@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/internal/jsonoracle"
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
 
 	"github.com/nanhunt/nanhunt/internal/trace"
@@ -56,17 +55,4 @@ func FuzzDifferential(f *testing.F) {
 			}
 		}
 	})
-}
-
-// indented re-writes a document the way json.dump(indent=1) lays it out,
-// when it can be decoded; otherwise it is returned as it is.
-func indented(b []byte) []byte {
-	n, err := jsonoracle.Decode(b)
-	if err != nil {
-		return b
-	}
-	var sb strings.Builder
-	writeNode(&sb, n, 0)
-	sb.WriteString("\n")
-	return []byte(sb.String())
 }

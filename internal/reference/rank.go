@@ -151,27 +151,6 @@ func (r *rankData) firstNaNFrom(from int) *entry {
 	return nil
 }
 
-// lastBefore and firstFrom find, for one pairing key, the counter of the
-// last instance before entry index i and of the first at or after it.
-func (r *rankData) lastBefore(k clockKey, i int) (int, bool) {
-	best, ok := 0, false
-	for _, ref := range r.clocks[k] {
-		if ref.e.index < i {
-			best, ok = ref.k, true
-		}
-	}
-	return best, ok
-}
-
-func (r *rankData) firstFrom(k clockKey, i int) (int, bool) {
-	for _, ref := range r.clocks[k] {
-		if ref.e.index >= i {
-			return ref.k, true
-		}
-	}
-	return 0, false
-}
-
 // statlessMost: more than half of the rank's entries are stat-less.
 func (r *rankData) statlessMost() bool {
 	n := 0

@@ -1,12 +1,41 @@
 package reference
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
-// Damaged and odd files are read as far as they go, never with a panic.
+// Odd files are read as far as they go, never with a panic: rank 1's
+// dump.json (with a stack.json and construct.json of the wrong shape) next
+// to a rank 0 whose all_reduce received NaN.
+const (
+	oddPeer = `{"task": "statistics", "level": "L1", "data": {"Distributed.all_reduce.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.5, "Min": -1.5}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "a"}}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}}}`
+	// oddFull is rank 1's whole dump, cut short every 7 bytes.
+	oddFull = `{"task": "statistics", "level": "L1", "data": {"Torch.log.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": 1.5, "Min": -1.5}], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}, "Distributed.all_reduce.0.forward": {"input_args": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}], "input_kwargs": {"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "a"}}, "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}, "Torch.exp.0.backward": {"input": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}], "output": [{"type": "torch.Tensor", "Max": NaN, "Min": NaN}]}}}`
+)
+
+// writeOdd lays out rank 0 (oddPeer) and rank 1 (these files) at step 0.
+func writeOdd(t *testing.T, rank1 map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{"rank0/dump.json": string(indented([]byte(oddPeer)))}
+	for name, text := range rank1 {
+		files["rank1/"+name] = text
+	}
+	for name, text := range files {
+		p := filepath.Join(root, "step0", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 func TestOddInput(t *testing.T) {
-	str := func(s string) *string { return &s }
 	odd := []string{
 		`[]`, `null`, `{"data": []}`, `{"data": null}`, `{"data": {"x": 1}}`,
 		`{"data": {"Torch.a.0.forward": []}}`,
@@ -21,21 +50,14 @@ func TestOddInput(t *testing.T) {
 		`{"data": {"Torch.a.0.forward": {"output": [{"Max": "\u0000\u0001nanhunt-oracle:NaN"}]}}}`,
 	}
 	for i, text := range odd {
-		r := oneStep(map[int][]string{0: {E("Distributed.all_reduce.0.forward", allReduce(ok, T(nan, nan), ""))}})
-		r[0][1] = rankFiles{raw: str(text), stack: `{"0": 1, "1": [[1], "x"]}`, construct: `{"a": [1], "b": {"c": 1}}`}
-		if _, err := Analyse(r.write(t), Options{}); err != nil {
+		dir := writeOdd(t, map[string]string{"dump.json": text, "stack.json": `{"0": 1, "1": [[1], "x"]}`, "construct.json": `{"a": [1], "b": {"c": 1}}`})
+		if _, err := Analyse(dir, Options{}); err != nil {
 			t.Errorf("case %d: %v", i, err)
 		}
 	}
-	full := dumpText(t, []string{
-		E("Torch.log.0.forward", fwd(in(ok), T(nan, nan))),
-		E("Distributed.all_reduce.0.forward", allReduce(T(nan, nan), T(nan, nan), group("a", 0, 1))),
-		E("Torch.exp.0.backward", bwd(in(T(nan, nan)), T(nan, nan))),
-	})
+	full := string(indented([]byte(oddFull)))
 	for cut := 0; cut <= len(full); cut += 7 {
-		r := oneStep(map[int][]string{0: {E("Distributed.all_reduce.0.forward", allReduce(ok, T(nan, nan), group("a", 0, 1)))}})
-		r[0][1] = rankFiles{raw: str(full[:cut])}
-		v, err := Analyse(r.write(t), Options{})
+		v, err := Analyse(writeOdd(t, map[string]string{"dump.json": full[:cut]}), Options{})
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}

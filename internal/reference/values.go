@@ -9,16 +9,19 @@ import (
 	"github.com/nanhunt/nanhunt/internal/jsonoracle"
 )
 
-// holds is the set of non-finite values a tensor or argument holds.
+// holds is the set of non-finite values a tensor or argument holds, one
+// bit a value: NaN, +inf, -inf.
 type holds uint8
 
+// The three non-finite values (README 1).
 const (
-	holdNaN holds = 1 << iota
-	holdPosInf
-	holdNegInf
+	holdNaN    holds = 0b001
+	holdPosInf holds = 0b010
+	holdNegInf holds = 0b100
 )
 
-func (h holds) has(x holds) bool { return h&x != 0 }
+// has reports whether h holds any value of x.
+func (h holds) has(x holds) bool { return h&x > 0 }
 
 // holdsOf is what one number holds.
 func holdsOf(x float64) holds {

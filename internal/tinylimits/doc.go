@@ -2,7 +2,8 @@
 // analysis (package trace) hold every limit of its rank scan to a small
 // number (one to four), so that every fallback those limits lead to runs
 // on small dumps, where the differential tests compare the analysis with
-// the reference analyser (internal/reference). A limit of the fast path
+// the reference analyser (internal/reference) and the hand-written cases
+// (internal/cases) hold both to their expected verdicts. A limit of the fast path
 // either falls back to reading the whole file or cannot change what the
 // verdict decides; in this mode the tests show which.
 //

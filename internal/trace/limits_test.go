@@ -23,13 +23,13 @@ func oneFOneB(microBatches, layers int) []string {
 	masks, grads := 0, 0
 	forward := func() {
 		for range layers {
-			calls = append(calls, fmt.Sprintf("Tensor.masked_fill.%d.forward in=1,1,c-inf out=-inf", masks),
-				fmt.Sprintf("Functional.softmax.%d.forward in=-inf out=1", masks))
+			calls = append(calls, call(fmt.Sprintf("Tensor.masked_fill.%d.forward", masks), list(tensorFinite, tensorFinite, floatNegInf), list(tensorNegInf)),
+				call(fmt.Sprintf("Functional.softmax.%d.forward", masks), list(tensorNegInf), list(tensorFinite)))
 			masks++
 		}
 	}
 	backward := func() {
-		calls = append(calls, fmt.Sprintf("Torch.matmul.%d.backward in=1 out=1", grads))
+		calls = append(calls, call(fmt.Sprintf("Torch.matmul.%d.backward", grads), list(tensorFinite), list(tensorFinite)))
 		grads++
 	}
 	forward()
@@ -52,7 +52,7 @@ func TestUpdateAfterManyMasks(t *testing.T) {
 	const update = "Tensor.addcdiv_.0.forward"
 	afterLast := oneFOneB(2, 1)
 	for k := range normalLimits.deferred + 100 {
-		afterLast = append(afterLast, fmt.Sprintf("Torch.triu.%d.forward in=1 out=-inf", k))
+		afterLast = append(afterLast, call(fmt.Sprintf("Torch.triu.%d.forward", k), list(tensorFinite), list(tensorNegInf)))
 	}
 	for _, c := range []struct {
 		name  string
@@ -61,7 +61,7 @@ func TestUpdateAfterManyMasks(t *testing.T) {
 		{"20,000 masks between the backward entries", oneFOneB(101, 100)},
 		{"more masks after the last backward entry than the walk keeps", afterLast},
 	} {
-		root := writeRun(t, 0, map[int][]string{0: append(c.calls, update+" in=1,1,1 out=-inf")})
+		root := layDump(t, map[int]map[int][]string{0: {0: append(c.calls, call(update, list(tensorFinite, tensorFinite, tensorFinite), list(tensorNegInf)))}})
 		for _, tiny := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/tiny=%v", c.name, tiny), func(t *testing.T) {
 				ctx := context.Background()
@@ -87,9 +87,9 @@ func TestUpdateAfterManyMasks(t *testing.T) {
 // limits.
 func TestTinyLimitsAreReached(t *testing.T) {
 	roots := []string{
-		writeRun(t, 0, map[int][]string{0: append(oneFOneB(3, 2), "Tensor.addcdiv_.0.forward in=1,1,1 out=-inf")}),
-		writeRun(t, 0, map[int][]string{0: {"Torch.log.0.forward in=1 out=-inf", "Torch.log.1.forward in=1 out=-inf",
-			"Torch.log.2.forward in=1 out=-inf", "Tensor.mul.0.forward in=-inf,1 out=nan"}}),
+		layDump(t, map[int]map[int][]string{0: {0: append(oneFOneB(3, 2), call("Tensor.addcdiv_.0.forward", list(tensorFinite, tensorFinite, tensorFinite), list(tensorNegInf)))}}),
+		layDump(t, map[int]map[int][]string{0: {0: {call("Torch.log.0.forward", list(tensorFinite), list(tensorNegInf)), call("Torch.log.1.forward", list(tensorFinite), list(tensorNegInf)),
+			call("Torch.log.2.forward", list(tensorFinite), list(tensorNegInf)), call("Tensor.mul.0.forward", list(tensorNegInf, tensorFinite), list(tensorNaN))}}}),
 	}
 	for _, name := range []string{"tp-clip-sgd", "grad-kernel-nan", "forward-only", "sendrecv-carrier", "garbage-buffers", "legit-masks", "damage-truncated-source"} {
 		roots = append(roots, scenarioDir(t, name))
@@ -152,10 +152,10 @@ func decided(v *verdict.Verdict) string {
 func TestPairingBasesPastTheBoundWarn(t *testing.T) {
 	var calls []string
 	for k := range maxBases + 1 {
-		calls = append(calls, fmt.Sprintf("Distributed.all_reduce.%d.forward in=1 group=0,%d out=1", k, k+1))
+		calls = append(calls, call(fmt.Sprintf("Distributed.all_reduce.%d.forward", k), list(tensorFinite), list(tensorFinite), groupKw(0, k+1)))
 	}
-	calls = append(calls, "Torch.log.0.forward in=1 out=nan")
-	v, err := Run(context.Background(), Options{Path: writeRun(t, 0, map[int][]string{0: calls})})
+	calls = append(calls, call("Torch.log.0.forward", list(tensorFinite), list(tensorNaN)))
+	v, err := Run(context.Background(), Options{Path: layDump(t, map[int]map[int][]string{0: {0: calls}})})
 	if err != nil {
 		t.Fatal(err)
 	}
