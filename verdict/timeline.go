@@ -5,8 +5,8 @@ package verdict
 // with finite outputs before it, the root op, the calls that carried an Inf
 // until it became NaN, and the first collective after it (revision 2).
 type Timeline struct {
-	Rank int    `json:"rank"` // origin.ranks[0]
-	File string `json:"file"` // the dump.json read; "" when there is none
+	Rank int  `json:"rank"` // origin.ranks[0]
+	File Path `json:"file"` // the dump.json read; "" when there is none
 	// Calls are the calls read, in file order; empty when Unread is set.
 	Calls []TimelineCall `json:"calls"`
 	// Unread says why the calls could not be read (no dump.json of the

@@ -221,7 +221,7 @@ type Scanned struct {
 	// Path is the dump read, as it was named to the analysis (for a
 	// verdict joined from summaries, the dump they were made from); absent
 	// when no dump was read, and in verdicts of revision 1.
-	Path string `json:"path,omitempty"`
+	Path Path `json:"path,omitempty"`
 	// Links are the folders of what was read that are symbolic links (a
 	// dump spread over several disks), the first MaxLinks by path;
 	// LinksTotal counts them all. Both are absent when there is none.

@@ -39,6 +39,7 @@ for people:
                      code, and every list of the verdict
   --format markdown  a compact summary to paste into an issue (the default)
   --format text      the text report of nanhunt trace
+  --format skill     the shapes of the nan-overflow-detection skill's scripts
 
 -o FILE writes to a file instead of stdout. --html FILE and --markdown FILE
 write those formats to files, and may be given together.
@@ -56,20 +57,23 @@ or bad usage, 3 no anomaly in what was read but the verdict is not complete
 			return runReport(cmd, args[0], &f)
 		},
 	}
-	cmd.Flags().StringVar(&f.format, "format", "markdown", "output format: markdown, html or text")
+	cmd.Flags().StringVar(&f.format, "format", "markdown", "output format: markdown, html, text or skill")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write to this file instead of stdout")
 	cmd.Flags().StringVar(&f.html, "html", "", "write the HTML page to this file")
 	cmd.Flags().StringVar(&f.markdown, "markdown", "", "write the Markdown summary to this file")
-	cmd.Flags().StringVar(&f.dump, "dump", "", "unused: the verdict holds what the reports show of the dump")
-	_ = cmd.Flags().MarkDeprecated("dump", "the verdict holds the origin timeline; the dump is not read")
+	// --dump once gave the page the dump to read its timeline from; the
+	// verdict holds it now. Still accepted, and still guarded: nothing is
+	// written inside it.
+	cmd.Flags().StringVar(&f.dump, "dump", "", "not needed: the verdict holds what the reports show of the dump")
+	_ = cmd.Flags().MarkHidden("dump")
 	return cmd
 }
 
 func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	switch f.format {
-	case "markdown", "md", "html", "text":
+	case "markdown", "md", "html", "text", "skill":
 	default:
-		return fmt.Errorf("--format %q: want markdown, html or text", f.format)
+		return fmt.Errorf("--format %q: want markdown, html, text or skill", f.format)
 	}
 	files := f.html != "" || f.markdown != ""
 	if files && (f.output != "" || cmd.Flags().Changed("format")) {
@@ -85,6 +89,9 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.dump != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "nanhunt: --dump is not needed: the reports are made from the verdict alone, which holds the origin timeline")
+	}
 	o := &outputs{stdout: cmd.OutOrStdout()}
 	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v) })
 	o.file("--markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, v) })
@@ -95,6 +102,8 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 				return htmlReport(w, v)
 			case "text":
 				return report.Text(w, v)
+			case "skill":
+				return report.Skill(w, v)
 			}
 			return report.Markdown(w, v)
 		}

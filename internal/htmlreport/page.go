@@ -121,7 +121,7 @@ type pageData struct {
 }
 
 func newPage(v *verdict.Verdict, opt Options) (*page, error) {
-	p := &page{V: v, Title: opt.Title, Source: v.Scanned.Path}
+	p := &page{V: v, Title: opt.Title, Source: string(v.Scanned.Path)}
 	if p.Title == "" {
 		p.Title = "nanhunt report"
 	}

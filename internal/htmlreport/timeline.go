@@ -68,7 +68,7 @@ func buildTimeline(v *verdict.Verdict) *Timeline {
 // dumpTimeline is the timeline the verdict read from dump.json, with each
 // call's note and the calls left out before it.
 func dumpTimeline(v *verdict.Verdict, read *verdict.Timeline) *Timeline {
-	tl := &Timeline{From: "dump", File: read.File, Step: v.Origin.Step, Rank: read.Rank, Warnings: read.Warnings}
+	tl := &Timeline{From: "dump", File: string(read.File), Step: v.Origin.Step, Rank: read.Rank, Warnings: read.Warnings}
 	for i, c := range read.Calls {
 		gap := c.Index
 		if i > 0 {

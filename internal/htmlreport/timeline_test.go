@@ -53,7 +53,7 @@ func TestHTMLTimelineFromDump(t *testing.T) {
 	dir := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "L1")
 	v := traceDump(t, dir)
 	tl := buildTimeline(v)
-	if tl.From != "dump" || tl.Step != 5 || tl.Rank != 2 || len(tl.Warnings) != 0 || tl.File != v.Origin.Timeline.File {
+	if tl.From != "dump" || tl.Step != 5 || tl.Rank != 2 || len(tl.Warnings) != 0 || tl.File != string(v.Origin.Timeline.File) {
 		t.Fatalf("timeline from %s, step %d rank %d, warnings %q", tl.From, tl.Step, tl.Rank, tl.Warnings)
 	}
 	checkCalls(t, tl, []callWant{

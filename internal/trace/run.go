@@ -117,7 +117,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
 	}
 	v := best.verdict()
-	v.Scanned.Path = opt.Path
+	v.Scanned.Path = verdict.Path(opt.Path)
 	if len(opt.Summaries) == 0 && v.Origin != nil {
 		// a join has the summaries, not the files
 		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path); err != nil {

@@ -54,7 +54,7 @@ func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dump
 		return tl, nil
 	}
 	defer f.Close()
-	tl.File = rd.Dump
+	tl.File = verdict.Path(rd.Dump)
 	if err := readTimeline(ctx, tl, f, v, *rd); err != nil {
 		return nil, err
 	}

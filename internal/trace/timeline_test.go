@@ -59,7 +59,7 @@ func TestTimeline(t *testing.T) {
 	dir := sqrtZeroDir(t)
 	v := runDump(t, dir)
 	tl := v.Origin.Timeline
-	if tl == nil || tl.Rank != 2 || tl.Unread != "" || len(tl.Warnings) != 0 || filepath.Base(tl.File) != "dump.json" || v.Scanned.Path != dir {
+	if tl == nil || tl.Rank != 2 || tl.Unread != "" || len(tl.Warnings) != 0 || filepath.Base(string(tl.File)) != "dump.json" || string(v.Scanned.Path) != dir {
 		t.Fatalf("timeline %+v, path %q", tl, v.Scanned.Path)
 	}
 	checkCalls(t, tl, []callWant{

@@ -107,7 +107,7 @@ func (w *watcher) sidecarVerdict() *verdict.Verdict {
 		Unread: append([]verdict.UnreadRanks{}, w.unread...), NotDumped: []int{},
 		Spread: []verdict.Hop{}, Candidates: []verdict.Candidate{}, Recovered: []verdict.Recovered{}, Suppressed: []verdict.Suppressed{},
 		Warnings: []verdict.Warning{}, NextSteps: []string{}, Steps: []verdict.StepState{},
-		Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}, Path: w.opt.Path},
+		Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}, Path: verdict.Path(w.opt.Path)},
 	}
 }
 
