@@ -120,7 +120,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	v.Scanned.Path = verdict.Path(opt.Path)
 	if len(opt.Summaries) == 0 && v.Origin != nil {
 		// a join has the summaries, not the files
-		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path); err != nil {
+		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path, best.hit.indentOf); err != nil {
 			return nil, err
 		}
 	}

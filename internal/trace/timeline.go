@@ -29,8 +29,10 @@ const (
 // the calls before it unparsed; so the rank's dump.json of the origin step
 // is read once more, entries before the root op skipped unparsed, the few
 // before it read again by their byte ranges, and every entry placed in the
-// step's phases on the way. dumpPath names the dump in what it says.
-func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dumpPath string) (*verdict.Timeline, error) {
+// step's phases on the way (past each skipped entry's closing line, when
+// the scan saw the file's indentation: indentOf, by rank; nil when it is
+// unknown). dumpPath names the dump in what it says.
+func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dumpPath string, indentOf func(rank int) int) (*verdict.Timeline, error) {
 	o := v.Origin
 	if !v.Anomaly || o == nil || len(o.Ranks) == 0 {
 		return nil, nil
@@ -55,7 +57,11 @@ func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dump
 	}
 	defer f.Close()
 	tl.File = verdict.Path(rd.Dump)
-	if err := readTimeline(ctx, tl, f, v, *rd); err != nil {
+	indent := 0
+	if indentOf != nil {
+		indent = indentOf(rank)
+	}
+	if err := readTimeline(ctx, tl, f, v, *rd, indent); err != nil {
 		return nil, err
 	}
 	return tl, nil
@@ -82,7 +88,7 @@ type timelineWalk struct {
 // readTimeline walks the rank's dump.json once: the timeline's calls, and
 // every entry placed in the step's phases. Only cancellation is an error;
 // what the file lacks is said in tl.
-func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verdict.Verdict, rd dump.RankDir) error {
+func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verdict.Verdict, rd dump.RankDir, indent int) error {
 	o := v.Origin
 	w := &timelineWalk{v: v, tl: tl, f: f, wantNaN: v.FirstNaN != nil && v.FirstNaN.Rank == tl.Rank && v.FirstNaN.Step == o.Step}
 	if c := v.Carrier; c != nil && slices.Contains(c.FromRanks, tl.Rank) {
@@ -91,7 +97,7 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verd
 	w.gotNaN = !w.wantNaN
 	sc := newScanner(policy.Default(), nil)
 	s := newRankScan(rd)
-	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{Details: true, WindowSize: timelineRead,
+	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{Details: true, WindowSize: timelineRead, Indent: indent,
 		Select: func(name string, _ int64) bool { return !w.done && (w.found || name == o.Op) }})
 	for r.Next() {
 		e := r.Entry()
@@ -260,4 +266,13 @@ func outputClass(e *dump.Entry) nonfinite.Class {
 		}
 	}
 	return c
+}
+
+// indentOf is the indentation the scan of a rank of the step saw; 0
+// when it saw none.
+func (r *stepResult) indentOf(rank int) int {
+	if r == nil || r.scans[rank] == nil {
+		return 0
+	}
+	return r.scans[rank].indent
 }

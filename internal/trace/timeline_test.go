@@ -150,7 +150,7 @@ func timelineAt(t *testing.T, ctx context.Context, v *verdict.Verdict, root stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return timeline(ctx, v, layout, root)
+	return timeline(ctx, v, layout, root, nil)
 }
 
 // A cut dump.json: after the root op the timeline holds what came before
