@@ -19,6 +19,8 @@
 // compared as bytes and values scanned in place; anything else is read
 // token by token, and tests hold the two to the same result on every input.
 //
-// It imports internal/jsonlex and nonfinite only; the rule set (package
-// policy) imports it, never the other way round.
+// It imports internal/jsonlex, nonfinite and internal/notation (entry names,
+// rank lists and library files, which the reports read from a verdict
+// without this package) only; the rule set (package policy) imports it,
+// never the other way round.
 package dump

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // Frame is one line of a Python stack as msprobe records it:
@@ -41,25 +42,9 @@ func ParseFrame(line string) Frame {
 }
 
 // IsLibrary reports whether a frame belongs to PyTorch, MindSpore, msprobe
-// or the Python runtime rather than to the user's training code.
-func (f Frame) IsLibrary() bool {
-	p := strings.ReplaceAll(f.File, "\\", "/")
-	for _, s := range []string{
-		"/msprobe/", "/torch/", "/torch_npu/", "/mindspore/", "/mindtorch/", "/hook_module/",
-		"/multiprocessing/", "/threading.py", "/runpy.py", "/concurrent/", "/contextlib.py", "<frozen",
-	} {
-		if strings.Contains(p, s) {
-			return true
-		}
-	}
-	if i := strings.Index(p, "/lib/python"); i >= 0 {
-		rest := p[i:]
-		if !strings.Contains(rest, "-packages/") {
-			return true // the standard library
-		}
-	}
-	return strings.HasPrefix(p, "msprobe/") || strings.HasPrefix(p, "torch/")
-}
+// or the Python runtime rather than to the user's training code
+// (notation.LibraryFile).
+func (f Frame) IsLibrary() bool { return notation.LibraryFile(f.File) }
 
 // UserFrame is the innermost frame outside library code, or nil.
 func UserFrame(frames []Frame) *Frame {

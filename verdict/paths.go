@@ -14,6 +14,23 @@ import (
 // back into the bytes) and read back as that byte (package fsjson). Paths
 // that are UTF-8 are written as encoding/json writes any string.
 
+// Path is a path a verdict names in a field of its own (scanned.path,
+// origin.timeline.file): a string written and read byte for byte.
+type Path string
+
+// MarshalJSON writes the path byte for byte.
+func (p Path) MarshalJSON() ([]byte, error) { return fsjson.String(p).MarshalJSON() }
+
+// UnmarshalJSON reads the path byte for byte.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	s := fsjson.String(*p)
+	if err := s.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*p = Path(s)
+	return nil
+}
+
 // warningJSON is a Warning as JSON holds it: its members in its order
 // (TestWarningJSONMirrorsWarning holds the two types to each other).
 type warningJSON struct {

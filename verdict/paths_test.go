@@ -96,3 +96,17 @@ func TestPathsByteForByte(t *testing.T) {
 		})
 	}
 }
+
+// The paths of revision 2 are written byte for byte too.
+func TestPathBytes(t *testing.T) {
+	v := Verdict{Schema: Schema, Scanned: Scanned{Path: Path("dump-\xe9")},
+		Origin: &Origin{Step: 1, Ranks: []int{0}, Op: "x", Timeline: &Timeline{File: Path("d\xff/dump.json")}}}
+	b, err := json.Marshal(v)
+	if err != nil || !bytes.Contains(b, []byte(`"path":"dump-\udce9"`)) || !bytes.Contains(b, []byte(`"file":"d\udcff/dump.json"`)) {
+		t.Fatalf("%s (%v)", b, err)
+	}
+	w, err := Parse(b)
+	if err != nil || w.Scanned.Path != v.Scanned.Path || w.Origin.Timeline.File != v.Origin.Timeline.File {
+		t.Errorf("read back %q, %q (%v)", w.Scanned.Path, w.Origin.Timeline.File, err)
+	}
+}

@@ -61,3 +61,23 @@ func (v *Verdict) Check() error {
 	}
 	return nil
 }
+
+// UnmarshalJSON reads the monitor evidence with its findings as the bytes
+// they were written as (json.RawMessage), not as a map: written again, a
+// saved verdict gives the bytes the live one gave, members in their order.
+func (m *MonitorEvidence) UnmarshalJSON(data []byte) error {
+	type plain MonitorEvidence // without this method
+	var p struct {
+		plain
+		Findings json.RawMessage `json:"findings,omitempty"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*m = MonitorEvidence(p.plain)
+	m.Findings = nil
+	if len(p.Findings) > 0 && string(p.Findings) != "null" {
+		m.Findings = p.Findings
+	}
+	return nil
+}

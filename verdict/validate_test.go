@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -45,4 +46,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("accepted an anomaly without origin or evidence")
 		}
 	})
+}
+
+// A saved verdict written again gives its bytes back: the monitor's
+// findings keep the order of their members, and the fields of revision 2
+// (origin.timeline, scanned.path) come back as they were; a verdict of
+// revision 1 reads without them.
+func TestParseWritesBack(t *testing.T) {
+	saved := `{"schema":"nanhunt/verdict/v1","schema_revision":2,"anomaly":true,` +
+		`"origin":{"step":5,"ranks":[2],"op":"Torch.sqrt.0.backward","timeline":{"rank":2,"file":"d/dump.json","calls":[` +
+		`{"index":77,"op":"Torch.sqrt.0.backward","role":"root","phase":"backward","holds":"+inf","inputs":[],"outputs":[{"slot":"output.0","shape":[],"max":"inf","min":0,"mean":null,"norm":1.5,"holds":"+inf"}]}]}},` +
+		`"scanned":{"path":"d"},"evidence":{"monitor":{"findings":{"zeta":1,"alpha":[2]}}}}`
+	v, err := Parse([]byte(saved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := v.Origin.Timeline
+	if v.SchemaRevision != 2 || v.Scanned.Path != "d" || tl == nil || len(tl.Calls) != 1 || tl.Calls[0].Outputs[0].Holds != "+inf" {
+		t.Fatalf("revision %d, path %q, timeline %+v", v.SchemaRevision, v.Scanned.Path, tl)
+	}
+	b, err := json.Marshal(v.Evidence.Monitor)
+	if err != nil || !strings.Contains(string(b), `"findings":{"zeta":1,"alpha":[2]}`) {
+		t.Errorf("findings written again as %s (%v)", b, err)
+	}
+	again, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Parse(again)
+	if err != nil || !reflect.DeepEqual(v, w) {
+		t.Errorf("written again and read: %v\n%+v\nwant\n%+v", err, w, v)
+	}
+
+	old, err := Parse([]byte(`{"schema":"nanhunt/verdict/v1","anomaly":true,"origin":{"step":5,"ranks":[2],"op":"x","possible_sources":[]},"evidence":{"monitor":{"findings":null}}}`))
+	if err != nil || old.SchemaRevision != 0 || old.Origin.Timeline != nil || old.Scanned.Path != "" || old.Evidence.Monitor.Findings != nil {
+		t.Errorf("revision 1: %v, %+v", err, old)
+	}
 }

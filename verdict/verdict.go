@@ -10,21 +10,31 @@ import (
 // removed or change meaning without a new schema name.
 const Schema = "nanhunt/verdict/v1"
 
+// Revision counts the additions to the schema: a verdict carries the
+// revision it was written with (schema_revision; absent in revision 1), and
+// a reader of a later revision reads it with what it has. Revision 2 adds
+// origin.timeline and scanned.path: every report is then made from the
+// verdict alone.
+const Revision = 2
+
 // Verdict is the answer: where the first NaN/Inf of the run was born, how
 // sure the analysis is, and what it saw on the way.
 type Verdict struct {
-	Schema     string       `json:"schema"`
-	Anomaly    bool         `json:"anomaly"`
-	Origin     *Origin      `json:"origin"`
-	FirstNaN   *OpRef       `json:"first_nan"`
-	Carrier    *Hop         `json:"carrier"`
-	Spread     []Hop        `json:"spread"`
-	Candidates []Candidate  `json:"candidates"`
-	Recovered  []Recovered  `json:"recovered"`
-	Suppressed []Suppressed `json:"suppressed"`
-	Warnings   []Warning    `json:"warnings"`
-	NextSteps  []string     `json:"next_steps"`
-	Scanned    Scanned      `json:"scanned"`
+	Schema string `json:"schema"`
+	// SchemaRevision is the Revision the verdict was written with; 0 (the
+	// field is absent) in a verdict of revision 1.
+	SchemaRevision int          `json:"schema_revision,omitempty"`
+	Anomaly        bool         `json:"anomaly"`
+	Origin         *Origin      `json:"origin"`
+	FirstNaN       *OpRef       `json:"first_nan"`
+	Carrier        *Hop         `json:"carrier"`
+	Spread         []Hop        `json:"spread"`
+	Candidates     []Candidate  `json:"candidates"`
+	Recovered      []Recovered  `json:"recovered"`
+	Suppressed     []Suppressed `json:"suppressed"`
+	Warnings       []Warning    `json:"warnings"`
+	NextSteps      []string     `json:"next_steps"`
+	Scanned        Scanned      `json:"scanned"`
 	// Complete is true when every expected rank-step the verdict rests on
 	// was read whole (README "How it decides", 9): every dumped step when
 	// there is no anomaly, the steps read up to the origin step and the
@@ -89,6 +99,10 @@ type Origin struct {
 	// read (missing, empty, damaged before their first entries) or was not
 	// dumped: any of them may have made it first.
 	PossibleSources []int `json:"possible_sources"`
+	// Timeline is the first origin rank's calls around Op, as its dump.json
+	// holds them (revision 2); nil when there is no dump.json to read here
+	// (a verdict joined from summaries, or of an earlier revision).
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // UnreadRanks are ranks of one step that were expected and could not be
@@ -204,6 +218,10 @@ type Scanned struct {
 	CheckedNext *int   `json:"checked_next_step"`
 	NotScanned  []int  `json:"not_scanned"` // steps after it, left unread
 	Mode        string `json:"mode,omitempty"`
+	// Path is the dump read, as it was named to the analysis (for a
+	// verdict joined from summaries, the dump they were made from); absent
+	// when no dump was read, and in verdicts of revision 1.
+	Path Path `json:"path,omitempty"`
 	// Links are the folders of what was read that are symbolic links (a
 	// dump spread over several disks), the first MaxLinks by path;
 	// LinksTotal counts them all. Both are absent when there is none.

@@ -39,14 +39,15 @@ for people:
                      code, and every list of the verdict
   --format markdown  a compact summary to paste into an issue (the default)
   --format text      the text report of nanhunt trace
+  --format skill     the shapes of the nan-overflow-detection skill's scripts
 
 -o FILE writes to a file instead of stdout. --html FILE and --markdown FILE
 write those formats to files, and may be given together.
 
-With --dump DIR (the dump the verdict was made from), the page also reads the
-origin rank's dump.json around the root op to show each call's statistics;
-a missing or damaged file is a warning on the page. Nothing is ever written
-inside DIR.
+Every report is made from the verdict alone, and is the one nanhunt trace
+wrote with it: the verdict holds the origin rank's calls around the root op,
+with their statistics and phases. A verdict of an earlier nanhunt, which
+does not, shows the origin's own record instead.
 
 Exit status: 0 no anomaly, 1 the verdict holds an anomaly, 2 unusable input
 or bad usage, 3 no anomaly in what was read but the verdict is not complete
@@ -56,19 +57,23 @@ or bad usage, 3 no anomaly in what was read but the verdict is not complete
 			return runReport(cmd, args[0], &f)
 		},
 	}
-	cmd.Flags().StringVar(&f.format, "format", "markdown", "output format: markdown, html or text")
+	cmd.Flags().StringVar(&f.format, "format", "markdown", "output format: markdown, html, text or skill")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write to this file instead of stdout")
 	cmd.Flags().StringVar(&f.html, "html", "", "write the HTML page to this file")
 	cmd.Flags().StringVar(&f.markdown, "markdown", "", "write the Markdown summary to this file")
-	cmd.Flags().StringVar(&f.dump, "dump", "", "the dump the verdict was made from, for the origin timeline of the HTML page")
+	// --dump once gave the page the dump to read its timeline from; the
+	// verdict holds it now. Still accepted, and still guarded: nothing is
+	// written inside it.
+	cmd.Flags().StringVar(&f.dump, "dump", "", "not needed: the verdict holds what the reports show of the dump")
+	_ = cmd.Flags().MarkHidden("dump")
 	return cmd
 }
 
 func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	switch f.format {
-	case "markdown", "md", "html", "text":
+	case "markdown", "md", "html", "text", "skill":
 	default:
-		return fmt.Errorf("--format %q: want markdown, html or text", f.format)
+		return fmt.Errorf("--format %q: want markdown, html, text or skill", f.format)
 	}
 	files := f.html != "" || f.markdown != ""
 	if files && (f.output != "" || cmd.Flags().Changed("format")) {
@@ -84,16 +89,21 @@ func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.dump != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "nanhunt: --dump is not needed: the reports are made from the verdict alone, which holds the origin timeline")
+	}
 	o := &outputs{stdout: cmd.OutOrStdout()}
-	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v, f.dump) })
+	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v) })
 	o.file("--markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, v) })
 	if !files {
 		writeReport := func(w io.Writer) error {
 			switch f.format {
 			case "html":
-				return htmlReport(w, v, f.dump)
+				return htmlReport(w, v)
 			case "text":
 				return report.Text(w, v)
+			case "skill":
+				return report.Skill(w, v)
 			}
 			return report.Markdown(w, v)
 		}
@@ -124,15 +134,7 @@ func readVerdict(path string) (*verdict.Verdict, error) {
 	return v, nil
 }
 
-// htmlReport writes the verdict as an HTML page. dumpPath, when set, is
-// the dump the verdict was made from: the page reads the origin rank's
-// timeline from it.
-func htmlReport(w io.Writer, v *verdict.Verdict, dumpPath string) error {
-	return htmlreport.Write(w, v, htmlreport.Options{DumpPath: dumpPath})
-}
-
-// writeHTMLReport writes the verdict as an HTML page to path (checked by a
-// Guard first), whole or not at all.
-func writeHTMLReport(path string, v *verdict.Verdict, dumpPath string) error {
-	return outguard.WriteFile(path, func(w io.Writer) error { return htmlReport(w, v, dumpPath) })
+// htmlReport writes the verdict as an HTML page, from the verdict alone.
+func htmlReport(w io.Writer, v *verdict.Verdict) error {
+	return htmlreport.Write(w, v, htmlreport.Options{})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,7 +18,9 @@ import (
 // the previous update, a custom kernel in the backward) and generated ones
 // (a tie, an optimizer-made NaN), and a training log or the monitor alone,
 // each as text, Markdown and the page's HTML without its scripts and
-// styles. Temporary folders are written as $RUN.
+// styles. Temporary folders are written as $RUN. Each report of a trace
+// is also the one nanhunt report writes from the verdict that trace saved,
+// byte for byte (the skill's shapes too).
 
 var generated = struct {
 	sync.Mutex
@@ -92,23 +95,48 @@ func TestReportGoldens(t *testing.T) {
 				input, clean = []string{dir}, func(s string) string { return strings.ReplaceAll(s, run, "$RUN") }
 			}
 			trace := func(more ...string) []string { return append(append([]string{"trace"}, input...), more...) }
-			for _, format := range []string{"text", "markdown"} {
-				out, errOut, code := runCLI(t, trace("--format", format)...)
-				if code != exitAnomaly || errOut != "" {
-					t.Fatalf("%s: exit %d, stderr %q", format, code, errOut)
-				}
-				ext := map[string]string{"text": ".txt", "markdown": ".md"}[format]
-				golden(t, "report-"+c.name+ext, clean(out))
-			}
+			saved := filepath.Join(t.TempDir(), "v.json")
 			page := filepath.Join(t.TempDir(), "report.html")
-			if _, errOut, code := runCLI(t, trace("--format", "json", "-o", filepath.Join(t.TempDir(), "v.json"), "--html", page)...); code != exitAnomaly {
+			if _, errOut, code := runCLI(t, trace("--format", "json", "-o", saved, "--html", page)...); code != exitAnomaly {
 				t.Fatalf("html: exit %d, stderr %q", code, errOut)
+			}
+			for _, format := range []string{"text", "markdown", "skill"} {
+				out := sameFromSaved(t, trace("--format", format), saved, format)
+				if ext, ok := map[string]string{"text": ".txt", "markdown": ".md"}[format]; ok {
+					golden(t, "report-"+c.name+ext, clean(out))
+				}
 			}
 			b, err := os.ReadFile(page)
 			if err != nil {
 				t.Fatal(err)
 			}
+			again := filepath.Join(t.TempDir(), "again.html")
+			if _, errOut, code := runCLI(t, "report", saved, "--format", "html", "-o", again); code != exitAnomaly || errOut != "" {
+				t.Fatalf("report --format html: exit %d, stderr %q", code, errOut)
+			}
+			if b2, err := os.ReadFile(again); err != nil || !bytes.Equal(b, b2) {
+				t.Errorf("the page of the saved verdict differs from the page of the trace (%v)", err)
+			}
 			golden(t, "report-"+c.name+".html", clean(pageText(string(b))))
 		})
 	}
+}
+
+// sameFromSaved runs a trace that writes a report, and nanhunt report on
+// the verdict that trace saved, and checks that they write the same
+// bytes; it returns them.
+func sameFromSaved(t *testing.T, traceArgs []string, saved, format string) string {
+	t.Helper()
+	live, errOut, code := runCLI(t, traceArgs...)
+	if code != exitAnomaly || errOut != "" {
+		t.Fatalf("%s: exit %d, stderr %q", format, code, errOut)
+	}
+	again, errOut, code := runCLI(t, "report", saved, "--format", format)
+	if code != exitAnomaly || errOut != "" {
+		t.Fatalf("report --format %s: exit %d, stderr %q", format, code, errOut)
+	}
+	if again != live {
+		t.Errorf("--format %s of the saved verdict differs from the trace's:\n%s\nwant\n%s", format, again, live)
+	}
+	return live
 }

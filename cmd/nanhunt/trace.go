@@ -141,7 +141,7 @@ func runTrace(cmd *cobra.Command, path string, f *traceFlags) error {
 	}
 	// each output on its own: a failed --html loses no verdict
 	o := &outputs{stdout: cmd.OutOrStdout()}
-	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v, path) })
+	o.file("--html", f.html, func(w io.Writer) error { return htmlReport(w, v) })
 	writeVerdict := func(w io.Writer) error { return write(w, f.format, v) }
 	if f.output == "" {
 		o.toStdout("the verdict", writeVerdict)

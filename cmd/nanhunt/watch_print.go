@@ -261,7 +261,7 @@ func (p *watchPrinter) writeAlarm(step int, v *verdict.Verdict) alarmFiles {
 	} else {
 		files.notWritten = append(files.notWritten, jsonPath)
 	}
-	if p.alarmFile(htmlPath, func(w io.Writer) error { return htmlReport(w, v, p.dump) }) {
+	if p.alarmFile(htmlPath, func(w io.Writer) error { return htmlReport(w, v) }) {
 		files.html = htmlPath
 	} else {
 		files.notWritten = append(files.notWritten, htmlPath)

@@ -19,7 +19,7 @@ import (
 func Combine(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorEvidence, opt plan.Options) *verdict.Verdict {
 	if v == nil {
 		v = &verdict.Verdict{
-			Schema: verdict.Schema, Complete: true, Spread: []verdict.Hop{}, Candidates: []verdict.Candidate{}, Recovered: []verdict.Recovered{}, Suppressed: []verdict.Suppressed{},
+			Schema: verdict.Schema, SchemaRevision: verdict.Revision, Complete: true, Spread: []verdict.Hop{}, Candidates: []verdict.Candidate{}, Recovered: []verdict.Recovered{}, Suppressed: []verdict.Suppressed{},
 			Warnings: []verdict.Warning{}, NextSteps: []string{}, Steps: []verdict.StepState{},
 			Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}},
 		}

@@ -282,8 +282,7 @@ func TestHTMLBrowser(t *testing.T) {
 				var v *verdict.Verdict
 				opt := Options{}
 				if c.dump != nil {
-					opt.DumpPath = c.dump(t)
-					v = traceDump(t, opt.DumpPath)
+					v = traceDump(t, c.dump(t))
 				} else {
 					v = c.verdict(t)
 				}

@@ -12,12 +12,13 @@
 // it. Everything but the picture is also written as plain HTML, so the page
 // reads without scripts too.
 //
-// When Options.DumpPath is set, the origin rank's dump.json of the origin
-// step is streamed (entries before the root op are skipped unparsed, reading
-// stops at the first collective after it) to show each call's statistics; a
-// missing or damaged file is a warning on the page, never an error.
+// The page is a function of the verdict alone: it reads no file. The
+// timeline is the calls the analysis read from the origin rank's dump.json
+// (verdict.Origin.Timeline, with their statistics and phases); a verdict
+// without them (joined from summaries, or written before schema revision 2)
+// shows its own record of the root op instead.
 //
 // It imports verdict, internal/report (the words of the text report),
-// internal/safeio, dump and
-// policy (to read the origin rank's calls again) and trace (their tensor rows).
+// internal/notation (rank lists, entry names, library files) and
+// internal/nonfinite.
 package htmlreport

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // Grid is the propagation picture: ranks down, time across (every dumped
@@ -165,7 +165,7 @@ func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 		add(r)
 	}
 	for _, st := range states {
-		if set, err := dump.ParseRanges(st.Ranks); err == nil {
+		if set, err := notation.ParseRanges(st.Ranks); err == nil {
 			for r := range set {
 				add(r)
 			}
@@ -181,7 +181,7 @@ func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 // baseCells is a step before anyone's anomaly: clean, not dumped, not
 // read, read only until the anomaly showed again, and damaged ranks.
 func baseCells(st verdict.StepState, ranks []int, pos map[int]int) []byte {
-	present, err := dump.ParseRanges(st.Ranks)
+	present, err := notation.ParseRanges(st.Ranks)
 	cells := make([]byte, len(ranks))
 	for i, r := range ranks {
 		switch {
@@ -289,7 +289,7 @@ func originCols(v *verdict.Verdict, st verdict.StepState, base []byte, pos map[i
 // shortOp names a call for an axis label: "Distributed.all_reduce.1.forward"
 // becomes "all_reduce.1".
 func shortOp(op string) string {
-	n := dump.ParseName(op)
+	n := notation.ParseName(op)
 	if n.Call < 0 || n.Module {
 		return op
 	}
@@ -379,7 +379,7 @@ func groupRanks(ranks []int, v *verdict.Verdict) ([]int, []GridGroup) {
 // number when cut.
 func shortList(ranks []int) string {
 	const max = 12
-	s := dump.FormatRanges(ranks)
+	s := notation.FormatRanges(ranks)
 	if len(s) <= max {
 		return s
 	}
@@ -410,7 +410,7 @@ func defaultBucket(groups []GridGroup) int {
 // the scanned steps are clean up to the origin step, whose ranks are the
 // candidates; the steps left unread follow.
 func stepsFromCandidates(v *verdict.Verdict) []verdict.StepState {
-	ranks := dump.FormatRanges(v.Scanned.Ranks)
+	ranks := notation.FormatRanges(v.Scanned.Ranks)
 	var out []verdict.StepState
 	for _, s := range v.Scanned.Steps {
 		st := verdict.StepState{Step: s, Status: "clean", Ranks: ranks}

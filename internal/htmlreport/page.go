@@ -9,14 +9,14 @@ import (
 
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/report"
 )
 
 // page is what the template shows.
 type page struct {
 	Title     string
-	Source    string // the dump the verdict is about, when known
+	Source    string // the dump the verdict is about, when it says
 	V         *verdict.Verdict
 	Status    string // anomaly, incomplete, recovered or clean
 	Picture   bool   // there are steps and ranks to draw
@@ -121,7 +121,7 @@ type pageData struct {
 }
 
 func newPage(v *verdict.Verdict, opt Options) (*page, error) {
-	p := &page{V: v, Title: opt.Title, Source: opt.DumpPath}
+	p := &page{V: v, Title: opt.Title, Source: string(v.Scanned.Path)}
 	if p.Title == "" {
 		p.Title = "nanhunt report"
 	}
@@ -144,12 +144,12 @@ func newPage(v *verdict.Verdict, opt Options) (*page, error) {
 			code = slices.Index(o.Stack, *o.Code)
 		}
 		for i, f := range o.Stack {
-			p.Frames = append(p.Frames, frameView{Frame: f, User: f.File != "" && !(dump.Frame{File: f.File}).IsLibrary(), Origin: i == code})
+			p.Frames = append(p.Frames, frameView{Frame: f, User: f.File != "" && !notation.LibraryFile(f.File), Origin: i == code})
 		}
 		if len(p.Frames) == 0 && o.Code != nil {
 			p.Frames = []frameView{{Frame: *o.Code, User: true, Origin: true}}
 		}
-		p.Timeline = buildTimeline(v, opt.DumpPath)
+		p.Timeline = buildTimeline(v)
 	}
 	const maxHops = 200
 	for i, h := range v.Spread {
@@ -194,7 +194,7 @@ func facts(v *verdict.Verdict) []fact {
 	if o.Unread {
 		note = "they sent it, but their dumps were not read"
 	}
-	out = append(out, fact{Label: plural(len(o.Ranks), "rank", "ranks"), Value: dump.FormatRanges(o.Ranks), Note: note, Span: 1})
+	out = append(out, fact{Label: plural(len(o.Ranks), "rank", "ranks"), Value: notation.FormatRanges(o.Ranks), Note: note, Span: 1})
 	stage := fact{Label: "stage", Value: o.Stage, Span: 1}
 	if report.MadeByUpdate(o) {
 		stage.Note = fmt.Sprintf("made by the update at the end of step %d, first seen in %s", o.Step-1, o.Op)
@@ -215,7 +215,7 @@ func facts(v *verdict.Verdict) []fact {
 	if c := v.Carrier; c != nil {
 		op.Span = 3
 		out = append(out, op, fact{Label: "carrier", Value: c.Op, Code: true, Span: 3,
-			Note: fmt.Sprintf("%s → %s", orUnread(c.FromRanks), dump.FormatRanges(c.ToRanks))})
+			Note: fmt.Sprintf("%s → %s", orUnread(c.FromRanks), notation.FormatRanges(c.ToRanks))})
 	} else {
 		out = append(out, op)
 	}
@@ -226,7 +226,7 @@ func orUnread(ranks []int) string {
 	if len(ranks) == 0 {
 		return "ranks not read"
 	}
-	return dump.FormatRanges(ranks)
+	return notation.FormatRanges(ranks)
 }
 
 func groupCandidates(cs []verdict.Candidate) []candGroup {
@@ -256,7 +256,7 @@ func groupCandidates(cs []verdict.Candidate) []candGroup {
 			ranks[i] = c.Rank
 			idx = min(idx, c.Index)
 		}
-		out = append(out, candGroup{Step: k.step, Ranks: dump.FormatRanges(ranks), Count: len(g), Op: k.op,
+		out = append(out, candGroup{Step: k.step, Ranks: notation.FormatRanges(ranks), Count: len(g), Op: k.op,
 			Index: idx, Stage: k.stage, Kind: k.kind, Role: k.role})
 	}
 	return out
@@ -288,7 +288,7 @@ func plural(n int, one, many string) string {
 }
 
 func rankWord(ranks []int) string {
-	return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks)
+	return plural(len(ranks), "rank ", "ranks ") + notation.FormatRanges(ranks)
 }
 
 func kindName(k string) string {

@@ -12,16 +12,11 @@ import (
 
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
-// Options shape the page.
+// Options shape the page. What it shows comes from the verdict alone.
 type Options struct {
-	// DumpPath is the dump the verdict was made from (a dump_path, a step
-	// or rank folder, or a dump.json). When set, the page reads the origin
-	// rank's dump.json around the root op for its timeline; when empty, the
-	// timeline is the verdict's own record of the root op.
-	DumpPath string
 	// Title is the page title (default "nanhunt report").
 	Title string
 }
@@ -41,7 +36,7 @@ var (
 // for it at start otherwise.
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("page").Funcs(template.FuncMap{
-		"ranges": func(r []int) string { return dump.FormatRanges(r) },
+		"ranges": func(r []int) string { return notation.FormatRanges(r) },
 		"shape": func(s []int) string {
 			parts := make([]string, len(s))
 			for i, d := range s {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // Summary returns the opening of the text report: the verdict sentence
@@ -361,7 +361,7 @@ func columns(v *verdict.Verdict) (ranks []int, cols []stepColumn) {
 	}
 	present := make([]map[int]bool, len(states))
 	for i, s := range states {
-		present[i], _ = dump.ParseRanges(s.Ranks)
+		present[i], _ = notation.ParseRanges(s.Ranks)
 		for r := range present[i] {
 			addRank(r)
 		}
@@ -427,7 +427,7 @@ func (m *mdWriter) table(v *verdict.Verdict) {
 }
 
 func columnLabel(c stepColumn) string {
-	label := dump.FormatRanges(c.steps)
+	label := notation.FormatRanges(c.steps)
 	switch c.status {
 	case "recovered":
 		label += " (did not last)"
@@ -522,7 +522,7 @@ func (m *mdWriter) ranges(ranks []int, cols []stepColumn) {
 
 // shortRanges writes ranks as ranges, cut to a length a table cell holds.
 func shortRanges(ranks []int) string {
-	s := dump.FormatRanges(ranks)
+	s := notation.FormatRanges(ranks)
 	const max = 48
 	if len(s) <= max {
 		return s

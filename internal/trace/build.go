@@ -16,14 +16,15 @@ import (
 // verdict turns a mode's analysis into the answer.
 func (m *modeResult) verdict() *verdict.Verdict {
 	v := &verdict.Verdict{
-		Schema:     verdict.Schema,
-		Spread:     []verdict.Hop{},
-		Candidates: []verdict.Candidate{},
-		Warnings:   append([]verdict.Warning{}, m.warnings...),
-		Suppressed: m.supp.list(),
-		Recovered:  append([]verdict.Recovered{}, m.recovered...),
-		NextSteps:  []string{},
-		Steps:      append([]verdict.StepState{}, m.states...),
+		Schema:         verdict.Schema,
+		SchemaRevision: verdict.Revision,
+		Spread:         []verdict.Hop{},
+		Candidates:     []verdict.Candidate{},
+		Warnings:       append([]verdict.Warning{}, m.warnings...),
+		Suppressed:     m.supp.list(),
+		Recovered:      append([]verdict.Recovered{}, m.recovered...),
+		NextSteps:      []string{},
+		Steps:          append([]verdict.StepState{}, m.states...),
 		Scanned: verdict.Scanned{
 			Steps: m.scanned, Files: m.files, Cleared: m.cleared, Bytes: m.bytes, Entries: m.entries,
 			NotScanned: m.notScanned, Mode: m.mode, CheckedNext: m.checked,

@@ -43,7 +43,7 @@ func tensorStats(e *dump.Entry) (in, out []verdict.TensorStat, left int) {
 			left++
 			continue
 		}
-		*side = append(*side, TensorStatOf(t))
+		*side = append(*side, tensorStatOf(t))
 	}
 	return in, out, left
 }
@@ -68,9 +68,9 @@ func entryWarnings(file string, e *dump.Entry, left int) []verdict.Warning {
 	return ws
 }
 
-// TensorStatOf is the report row of one tensor of an entry. It copies what
+// tensorStatOf is the report row of one tensor of an entry. It copies what
 // it keeps, so the entry's buffers may be reused.
-func TensorStatOf(t *dump.Tensor) verdict.TensorStat {
+func tensorStatOf(t *dump.Tensor) verdict.TensorStat {
 	ts := verdict.TensorStat{
 		Slot:  t.Field.String() + "." + t.Slot,
 		Dtype: t.Dtype,

@@ -117,6 +117,13 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		return nil, fmt.Errorf("%s: no tensor has Max/Min statistics (summary_mode \"xor\" or \"md5\" only): NaN/Inf cannot be decided; dump again with \"summary_mode\": \"statistics\"", opt.Path)
 	}
 	v := best.verdict()
+	v.Scanned.Path = verdict.Path(opt.Path)
+	if len(opt.Summaries) == 0 && v.Origin != nil {
+		// a join has the summaries, not the files
+		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path, best.hit.indentOf); err != nil {
+			return nil, err
+		}
+	}
 	nameLinks(v, layout, dirs)
 	for _, w := range layout.Warnings {
 		v.Warnings = append(v.Warnings, verdict.Warning{Message: w})

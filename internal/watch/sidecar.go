@@ -154,11 +154,11 @@ func (w *watcher) dumpAhead(l *listing) bool {
 // read whole. The caller adds what the sidecars say (package evidence).
 func (w *watcher) sidecarVerdict() *verdict.Verdict {
 	return &verdict.Verdict{
-		Schema: verdict.Schema, Anomaly: true, Complete: len(w.unread) == 0,
+		Schema: verdict.Schema, SchemaRevision: verdict.Revision, Anomaly: true, Complete: len(w.unread) == 0,
 		Unread: append([]verdict.UnreadRanks{}, w.unread...), NotDumped: []int{},
 		Spread: []verdict.Hop{}, Candidates: []verdict.Candidate{}, Recovered: []verdict.Recovered{}, Suppressed: []verdict.Suppressed{},
 		Warnings: []verdict.Warning{}, NextSteps: []string{}, Steps: []verdict.StepState{},
-		Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}},
+		Scanned: verdict.Scanned{Steps: []int{}, Ranks: []int{}, NotScanned: []int{}, Path: verdict.Path(w.opt.Path)},
 	}
 }
 
