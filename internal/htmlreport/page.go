@@ -206,7 +206,10 @@ func facts(v *verdict.Verdict) []fact {
 	}
 	out = append(out, kind)
 	captured := fact{Label: "origin in the dump", Value: "yes", Span: 1}
-	if !o.Captured {
+	switch {
+	case o.Unread:
+		captured.Value, captured.Note = "no", strings.TrimPrefix(report.InDump(o), "no: ")
+	case !o.Captured:
 		captured.Value, captured.Note = "no", "the call that made it is not in the dump"
 	}
 	out = append(out, captured)

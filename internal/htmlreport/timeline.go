@@ -2,9 +2,11 @@ package htmlreport
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"github.com/nanhunt/nanhunt/internal/notation"
+	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -169,6 +171,8 @@ func rootNote(o *verdict.Origin) string {
 	switch {
 	case o.Collective:
 		return "origin: the collective itself made it from finite inputs"
+	case o.Unread:
+		return "first call that shows it: " + strings.TrimPrefix(report.InDump(o), "no: ")
 	case !o.Captured:
 		return "first call that shows it (it already had it in its inputs)"
 	}

@@ -112,6 +112,9 @@ func (p *printer) headline(v *verdict.Verdict) {
 	case MadeByUpdate(o):
 		p.f("nanhunt: the first %s was made by the update at the end of step %d, and is first seen at step %d on %s, in %s (confidence %s).\n\n",
 			kindWord(o.Kind), o.Step-1, o.Step, rankWord(o.Ranks), o.Op, o.Confidence)
+	case o.Unread:
+		p.f("nanhunt: the first %s comes from %s, %s not read: at step %d it arrives %s, in %s (%s) (confidence %s).\n\n",
+			kindWord(o.Kind), rankWord(o.Ranks), plural(len(o.Ranks), "which was", "which were"), o.Step, arrivesOn(v), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
 	default:
 		p.f("nanhunt: the first %s appears at step %d on %s, in %s (%s); where it was made is not in the dump (confidence %s).\n\n",
 			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
@@ -149,6 +152,29 @@ func (p *printer) headline(v *verdict.Verdict) {
 	p.f("\n")
 }
 
+// InDump says whether the origin is in the dump, and if not, why not.
+func InDump(o *verdict.Origin) string {
+	switch {
+	case o.Unread:
+		return fmt.Sprintf("no: it arrived from %s, %s not read", rankWord(o.Ranks), plural(len(o.Ranks), "which was", "which were"))
+	case !o.Captured:
+		return "no: the first call that shows it already had it in its inputs"
+	}
+	return "yes"
+}
+
+// arrivesOn names the ranks where an origin that was not read arrives:
+// the receivers of its call, as the spread tells them.
+func arrivesOn(v *verdict.Verdict) string {
+	o := v.Origin
+	for _, h := range v.Spread {
+		if h.Step == o.Step && h.Op == o.Op && len(h.ToRanks) > 0 {
+			return "on " + rankWord(h.ToRanks)
+		}
+	}
+	return "on the ranks read"
+}
+
 func (p *printer) origin(v *verdict.Verdict) {
 	o := v.Origin
 	p.f("Origin\n")
@@ -172,11 +198,7 @@ func (p *printer) origin(v *verdict.Verdict) {
 		}
 	}
 	p.f("  %-12s %s\n", "kind", kind)
-	inDump := "yes"
-	if !o.Captured {
-		inDump = "no: the first call that shows it already had it in its inputs"
-	}
-	p.f("  %-12s %s\n", "in the dump", inDump)
+	p.f("  %-12s %s\n", "in the dump", InDump(o))
 	if o.Code != nil {
 		p.f("  %-12s %s:%d in %s\n", "code", o.Code.File, o.Code.Line, o.Code.Func)
 		if o.Code.Source != "" {

@@ -360,20 +360,12 @@ LISTING: Dict[str, Any] = json.loads(
       "summary": "Write a saved verdict as an HTML page or a Markdown summary",
       "flags": [
         {
-          "name": "dump",
-          "shorthand": "",
-          "type": "string",
-          "default": "",
-          "repeatable": false,
-          "help": "the dump the verdict was made from, for the origin timeline of the HTML page"
-        },
-        {
           "name": "format",
           "shorthand": "",
           "type": "string",
           "default": "markdown",
           "repeatable": false,
-          "help": "output format: markdown, html or text"
+          "help": "output format: markdown, html, text or skill"
         },
         {
           "name": "html",

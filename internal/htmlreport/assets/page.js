@@ -50,12 +50,14 @@
     return out.join(',');
   }
 
-  // a row label: the ranges when short, else first…last and the count
+  // a row label: the ranges when short, else the first two ranks, the
+  // last and how many ("0,8,…,56: 8 ranks", never "0…56", which reads as
+  // 57 ranks)
   function shortRanges(ranks) {
     var f = formatRanges(ranks);
     if (f.length <= 14) { return f; }
     var s = ranks.slice().sort(function (a, b) { return a - b; });
-    return s[0] + '…' + s[s.length - 1] + ' (' + s.length + ')';
+    return s[0] + ',' + s[1] + ',…,' + s[s.length - 1] + ': ' + s.length + ' ranks';
   }
 
   // first anomalous call of each rank at each step
