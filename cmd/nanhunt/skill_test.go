@@ -85,8 +85,9 @@ func ranksOf(t *testing.T, m map[string]json.RawMessage, key string) []int {
 func TestTraceSkillRealRuns(t *testing.T) {
 	for _, name := range realruns.Scenarios() {
 		t.Run(name, func(t *testing.T) {
-			truth := realruns.Truth(t, name).Truth
-			_, s, v := traceSkill(t, filepath.Join(realruns.Dir(t, name), "L1"))
+			tf := realruns.Truth(t, name)
+			truth := tf.Truth
+			_, s, v := traceSkill(t, filepath.Join(realruns.Dir(t, name), tf.Levels[0]))
 			var op string
 			var captured bool
 			fa := s.SingleRank.FirstAnomaly

@@ -5,9 +5,10 @@
 // (<scenario>.truth.json). testdata/realruns/README.md says how they were made.
 //
 // Dir extracts an archive once per test process and returns the scenario
-// folder (the one holding L1/, mix/ and train-log/); Truth reads the ground
-// truth; Scenarios lists the archives present; Cleanup, for TestMain, removes
-// the extractions. The data is part of the repository, so a missing or
+// folder (the one holding its levels L0/, L1/ or mix/, train-log/ and, where
+// TrainerMon ran too, monitor/); Truth reads the ground truth, with the
+// fields only some scenarios have in Extras; Scenarios lists the archives
+// present; Cleanup, for TestMain, removes the extractions. The data is part of the repository, so a missing or
 // damaged archive fails the test instead of skipping it.
 //
 // It imports only the standard library.

@@ -32,6 +32,8 @@ type TruthFile struct {
 	// dump.json entry whose Max or Min is NaN or ±Inf; nil when the dump has
 	// none.
 	FirstNonfinite map[string]map[string]map[string]*string `json:"first_nonfinite"`
+	// Extras holds the fields only some scenarios have (extras.go).
+	Extras
 }
 
 // Origin is the "truth" object: where the bad value was born.

@@ -2,7 +2,7 @@
 # Regenerate testdata/realruns from scratch: msprobe source, stubs, the training
 # runs, the scan (truth files) and the archives.
 #
-#   sh testdata/realruns/make.sh [scenario ...]      (default: all nine)
+#   sh testdata/realruns/make.sh [scenario ...]      (default: all fourteen)
 #
 # Needs Debian's /usr/bin/python3 with python3-torch (1.13), numpy, yaml, pandas,
 # openpyxl, tqdm, and a bare git copy of Ascend/msprobe (MSPROBE_GIT).
@@ -17,7 +17,8 @@ JOB=/home/user/job            # neutral path: it is what stack.json shows
 PY=/usr/bin/python3
 
 ALL="custom-bwd-kernel pp-p2p-microbatch zero1-reduce-broadcast reducer-zero-count forward-only sparse-steps-loss-scale
-     fp16-allreduce-two-groups inf-absorbed-next-step pp-weight-from-update"
+     fp16-allreduce-two-groups inf-absorbed-next-step pp-weight-from-update
+     mask-hidden-sqrt activation-checkpointing activation-checkpointing-nonreentrant l0-module-only pp-1f1b"
 SCENARIOS=${*:-$ALL}
 
 # 1. msprobe from source, plus the einops stub msprobe imports at start-up
@@ -43,6 +44,8 @@ steps_of() {
 levels_of() {
     case $1 in
         custom-bwd-kernel|reducer-zero-count|fp16-allreduce-two-groups) echo "L1 mix" ;;
+        mask-hidden-sqrt|activation-checkpointing) echo "L1 mix" ;;
+        l0-module-only) echo "L0" ;;
         *) echo "L1" ;;
     esac
 }
@@ -56,14 +59,24 @@ for s in $SCENARIOS; do
             --steps "$(steps_of "$s")" --port "$port" --log-dir "logs/$s/$level" \
             > "$JOB/logs/$s.$level.out" 2>&1) || { tail -40 "$JOB/logs/$s.$level.out"; exit 1; }
     done
-    # the training log: every level's run must have trained exactly the same
+    # TrainerMon, in a run of its own (its statistic calls must stay out of the dumps)
+    first=$(levels_of "$s" | cut -d' ' -f1)
+    runs=$(levels_of "$s")
+    if [ -f "$JOB/configs/$s.monitor.json" ]; then
+        port=$((port + 1))
+        (cd "$JOB" && $PY train.py --scenario "$s" --monitor-config "configs/$s.monitor.json" \
+            --monitor-dir "$JOB/dumps/$s/monitor" --steps "$(steps_of "$s")" --port "$port" \
+            --log-dir "logs/$s/monitor" > "$JOB/logs/$s.monitor.out" 2>&1) || { tail -40 "$JOB/logs/$s.monitor.out"; exit 1; }
+        runs="$runs monitor"
+    fi
+    # the training log: every run must have trained exactly the same
     mkdir -p "$JOB/dumps/$s/train-log"
-    for level in $(levels_of "$s"); do
+    for run in $runs; do
         for r in 0 1 2 3; do
-            cmp "$JOB/logs/$s/L1/rank$r.json" "$JOB/logs/$s/$level/rank$r.json"
+            cmp "$JOB/logs/$s/$first/rank$r.json" "$JOB/logs/$s/$run/rank$r.json"
         done
     done
-    cp "$JOB/logs/$s/L1/"rank?.json "$JOB/dumps/$s/train-log/"
+    cp "$JOB/logs/$s/$first/"rank?.json "$JOB/dumps/$s/train-log/"
 
     # 3. scan: checks the ground truth against the dumps, writes <s>.truth.json
     $PY "$HERE/scan.py" "$JOB/dumps" "$s" --out "$HERE"

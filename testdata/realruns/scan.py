@@ -16,6 +16,8 @@ import os
 import re
 import sys
 
+from scan_later import TRUTH_LATER, extra_fields, verify_later
+
 WORLD = 4
 
 # Fields of an entry that hold what went in / what came out.
@@ -235,6 +237,7 @@ TRUTH = {
                           "zero_items": [4, 5], "params": ["adapters.1.weight", "adapters.1.bias"]},
     },
 }
+TRUTH.update(TRUTH_LATER)
 
 
 # ---------------------------------------------------------------------------
@@ -311,7 +314,7 @@ def load(root, scenario):
     out = {}
     base = os.path.join(root, scenario)
     for level in sorted(os.listdir(base)):
-        if level == "train-log":
+        if level in ("train-log", "monitor"):
             continue
         steps = {}
         for sd in os.listdir(os.path.join(base, level)):
@@ -528,6 +531,9 @@ def main():
     spec = TRUTH[args.scenario]
     dumps = load(args.root, args.scenario)
     errors = verify(args.scenario, spec, dumps)
+    later = Checker()
+    verify_later(later, args.scenario, spec, dumps, args.root)
+    errors += later.errors
     errors += verify_log(args.root, args.scenario, spec)
     if args.markdown:
         print(markdown(args.scenario, spec, dumps))
@@ -546,6 +552,7 @@ def main():
     }
     if spec.get("level_overrides"):
         doc["level_overrides"] = spec["level_overrides"]
+    doc.update(extra_fields(spec, dumps))
     doc["first_nonfinite"] = first_table(dumps)
     with open(os.path.join(args.out, f"{args.scenario}.truth.json"), "w") as f:
         json.dump(doc, f, indent=1)

@@ -849,5 +849,413 @@ SCENARIOS.update({
 })
 
 
+
+# ==========================================================================
+# J, K, L, M. Later scenarios, appended so that every line above keeps its
+# number: a where guard that hides a NaN until the backward, activation
+# checkpointing (recompute in the backward), a module-level (L0) dump, and a
+# 1F1B pipeline.
+# ==========================================================================
+from torch.utils.checkpoint import checkpoint  # noqa: E402
+
+BAD_RECORDS.update({
+    ("mask-hidden-sqrt", 2, 3): "negative-amount",            # x[1, 2, 5] < 0, a real token
+    ("activation-checkpointing", 3, 3): "duplicated-token",   # x[1, 3] repeats x[1, 2]
+    ("activation-checkpointing-nonreentrant", 3, 3): "duplicated-token",
+    ("l0-module-only", 1, 3): "negative-amount",              # x[2, 4, 1] < 0
+    ("pp-1f1b", 0, 3): "duplicated-token-mb2",                # replica 0, micro-batch 2, record 0
+})
+
+PP_MICRO_BATCHES, PP_MB = 4, 2                                # 4 micro-batches of 2 records
+
+
+def load_padded_batch(rank, step):
+    """Records of 3..T real tokens; padding positions hold the fill amount 1.0
+    and the bool mask (True = real token) comes with the batch."""
+    g = shard_generator(rank, step)
+    x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.randint(0, CLASSES, (B,), generator=g)
+    lengths = torch.randint(3, T + 1, (B,), generator=g)
+    mask = torch.arange(T)[None, :] < lengths[:, None]
+    x = torch.where(mask[..., None], x, torch.ones_like(x))
+    if BAD_RECORDS.get(("mask-hidden-sqrt", rank, step)) == "negative-amount":
+        x[1, 2, 5] = -0.75                                        # a sign error in one amount
+    return {"x": x, "y": y, "mask": mask}
+
+
+def load_token_batch(scenario):
+    """Plain token batches for a data-parallel scenario: B records of T tokens of
+    FEAT positive amounts; the shard's bad record, if any."""
+    def load(rank, step):
+        g = shard_generator(rank, step)
+        x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5
+        y = torch.randint(0, CLASSES, (B,), generator=g)
+        bad = BAD_RECORDS.get((scenario, rank, step))
+        if bad == "duplicated-token":
+            x[1, 3, :] = x[1, 2, :]                               # a repeated sensor reading
+        elif bad == "negative-amount":
+            x[2, 4, 1] = -0.75
+        return {"x": x, "y": y}
+    return load
+
+
+def load_pp_token_batch(rank, step):
+    """1F1B pipeline: replica r = rank % 2; stage 0 reads x, stage 1 reads y of
+    the same records, PP_MICRO_BATCHES micro-batches of PP_MB records."""
+    g = shard_generator(rank % 2, step)
+    n = PP_MICRO_BATCHES * PP_MB
+    x = torch.rand(n, T, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.randint(0, CLASSES, (n,), generator=g)
+    if BAD_RECORDS.get(("pp-1f1b", rank % 2, step)) == "duplicated-token-mb2":
+        x[2 * PP_MB, 3, :] = x[2 * PP_MB, 2, :]                   # record 0 of micro-batch 2
+    return {"x": list(x.split(PP_MB)), "y": list(y.split(PP_MB))}
+
+
+OWN_LAYOUT.update({
+    "mask-hidden-sqrt": load_padded_batch,
+    "activation-checkpointing": load_token_batch("activation-checkpointing"),
+    "activation-checkpointing-nonreentrant": load_token_batch("activation-checkpointing-nonreentrant"),
+    "l0-module-only": load_token_batch("l0-module-only"),
+    "pp-1f1b": load_pp_token_batch,
+})
+
+
+# --------------------------------------------------------------------------
+# J. mask-hidden-sqrt
+# --------------------------------------------------------------------------
+class SqrtAmounts(nn.Module):
+    """Square-root compression of the amounts after a learned per-feature
+    scale, guarded by torch.where against non-positive values."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(FEAT))
+
+    def forward(self, x):
+        a = x * self.scale
+        return torch.where(a > 0, torch.sqrt(a), torch.zeros_like(a))
+
+
+class MaskedMeanPool(nn.Module):
+    """Mean over the real tokens (mask True)."""
+
+    def forward(self, h, mask):
+        w = mask[..., None].float()
+        return (h * w).sum(dim=1) / w.sum(dim=1)
+
+
+class GuardedSqrtNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feat = SqrtAmounts()
+        self.inp = nn.Linear(FEAT, D)
+        self.pool = MaskedMeanPool()
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x, mask):
+        h = torch.tanh(self.inp(self.feat(x)))
+        return self.head(self.pool(h, mask))
+
+
+class MaskHiddenSqrt:
+    """Data parallel, gradient all_reduce per parameter, torch.optim.SGD."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = GuardedSqrtNet()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05)
+
+    def train_step(self, step, batch):
+        model = self.model
+        self.opt.zero_grad()
+        loss = F.cross_entropy(model(batch["x"], batch["mask"]), batch["y"])
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        self.opt.step()
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# K. activation-checkpointing (and its non-reentrant variant)
+# --------------------------------------------------------------------------
+class MotionBlock(nn.Module):
+    """Token features plus the length of each step between consecutive tokens
+    in the hidden space."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(D, D)
+        self.speed_proj = nn.Linear(1, D)
+
+    def forward(self, h):
+        d = h[:, 1:] - h[:, :-1]
+        speed = torch.sqrt((d * d).sum(dim=-1, keepdim=True))
+        return torch.tanh(self.fc(h[:, 1:]) + self.speed_proj(speed))
+
+
+class CheckpointedNet(nn.Module):
+    def __init__(self, reentrant):
+        super().__init__()
+        self.reentrant = reentrant
+        self.inp = nn.Linear(FEAT, D)
+        self.block = MotionBlock()
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        h = self.inp(x)
+        h = checkpoint(self.block, h, use_reentrant=self.reentrant)   # recomputed in the backward
+        return self.head(h.mean(dim=1))
+
+
+class ActivationCheckpointing:
+    """Data parallel, gradient all_reduce per parameter, SGD; the block's
+    activations are not kept but recomputed during the backward."""
+
+    reentrant = True
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = CheckpointedNet(self.reentrant)
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"]), batch["y"])
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+class ActivationCheckpointingNonReentrant(ActivationCheckpointing):
+    reentrant = False
+
+
+# --------------------------------------------------------------------------
+# L. l0-module-only
+# --------------------------------------------------------------------------
+class LogLinear(nn.Module):
+    """Linear layer on the logs of positive amounts (a leaf module: the log is
+    inside it)."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n_out, n_in) / math.sqrt(n_in))
+        self.bias = nn.Parameter(torch.zeros(n_out))
+
+    def forward(self, x):
+        return F.linear(torch.log(x), self.weight, self.bias)
+
+
+class AmountTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = LogLinear(FEAT, D)
+        self.mid = nn.Linear(D, D)
+        self.act = nn.Tanh()
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        h = self.act(self.mid(self.act(self.enc(x))))
+        return self.head(h.mean(dim=1))
+
+
+class ModuleOnly:
+    """Data parallel, gradient all_reduce per parameter, SGD; dumped at L0."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = AmountTagger()
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        loss = F.cross_entropy(model(batch["x"]), batch["y"])
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": loss.item(), "avg_loss": avg}
+
+
+# --------------------------------------------------------------------------
+# M. pp-1f1b
+# --------------------------------------------------------------------------
+class TokenStage0(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(FEAT, D)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
+class MotionStage1(nn.Module):
+    """Token features plus the step length between consecutive tokens of the
+    received activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(D, D)
+        self.speed_proj = nn.Linear(1, D)
+        self.head = nn.Linear(D, CLASSES)
+
+    def forward(self, h):
+        z = torch.tanh(self.fc(h))
+        d = z[:, 1:] - z[:, :-1]
+        speed = torch.sqrt((d * d).sum(dim=-1, keepdim=True))
+        return self.head((z[:, 1:] + self.speed_proj(speed)).mean(dim=1))
+
+
+class Pipeline1F1B:
+    """Ranks 0,1 = stage 0, ranks 2,3 = stage 1; replica r = rank % 2, so
+    0 -> 2 and 1 -> 3. One-forward-one-backward schedule over
+    PP_MICRO_BATCHES micro-batches with blocking keyword send/recv: stage 0
+    runs one forward ahead (warm-up), then alternates forward of micro-batch
+    i+1 and backward of micro-batch i; stage 1 runs forward and backward of
+    each micro-batch as it arrives. Gradient all_reduce in each stage's
+    group, SGD."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        torch.manual_seed(0)
+        s0, s1 = TokenStage0(), MotionStage1()
+        self.stage = 0 if rank < 2 else 1
+        self.model = s0 if self.stage == 0 else s1
+        self.peer = rank + 2 if self.stage == 0 else rank - 2
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        self.dp_group = groups[self.stage]
+
+    def train_step(self, step, batch):
+        model = self.model
+        model.zero_grad()
+        mbs = PP_MICRO_BATCHES
+        if self.stage == 0:
+            xs = batch["x"]
+            outs = [model(xs[0])]                                 # warm-up: forward 0
+            dist.send(outs[0].detach(), dst=self.peer)            # activation 0
+            for i in range(mbs - 1):                              # steady: F(i+1), B(i)
+                outs.append(model(xs[i + 1]))
+                gbuf = torch.empty(PP_MB, T, D)
+                dist.recv(gbuf, src=self.peer)                    # gradient i
+                dist.send(outs[i + 1].detach(), dst=self.peer)    # activation i+1
+                outs[i].backward(gbuf)
+            gbuf = torch.empty(PP_MB, T, D)                       # cool-down: B(last)
+            dist.recv(gbuf, src=self.peer)                        # gradient last
+            outs[-1].backward(gbuf)
+            grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+            sgd(model.parameters(), 0.05)
+            return {"local_loss": None, "avg_loss": None}
+        losses = []
+        for y in batch["y"]:
+            buf = torch.empty(PP_MB, T, D)
+            dist.recv(buf, src=self.peer)
+            buf.requires_grad_(True)
+            loss = F.cross_entropy(model(buf), y) / mbs
+            loss.backward()
+            dist.send(buf.grad, dst=self.peer)
+            losses.append(loss.detach())
+        grad_all_reduce(model.parameters(), group=self.dp_group, size=2)
+        local = torch.stack(losses).sum()
+        avg = avg_of(local, group=self.dp_group, size=2)
+        sgd(model.parameters(), 0.05)
+        return {"local_loss": local.item(), "avg_loss": avg}
+
+
+SCENARIOS.update({
+    "mask-hidden-sqrt": MaskHiddenSqrt,
+    "activation-checkpointing": ActivationCheckpointing,
+    "activation-checkpointing-nonreentrant": ActivationCheckpointingNonReentrant,
+    "l0-module-only": ModuleOnly,
+    "pp-1f1b": Pipeline1F1B,
+})
+
+
+
+# --------------------------------------------------------------------------
+# The monitor run: msprobe's TrainerMon (module_hook) on torch 1.13, in a run
+# of its own without the dumper (the monitor's own min/max/norm/isnan calls
+# would otherwise be dumped). TrainerMon needs torch >= 2.0; five runtime
+# patches make it import and hook on 1.13 (msprobe itself is not changed).
+# --------------------------------------------------------------------------
+class _TorchProxy:
+    """torch, except that no_grad also accepts the bare @torch.no_grad form."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def no_grad(fn=None):
+        return torch.no_grad()(fn) if callable(fn) else torch.no_grad()
+
+
+def import_trainermon():
+    import sys
+    tb = types.ModuleType("torch.utils.tensorboard")           # 1. only its writer uses it
+    tb.SummaryWriter = type("SummaryWriter", (), {"__init__": lambda self, *a, **k: None})
+    sys.modules.setdefault("torch.utils.tensorboard", tb)
+    fsdp = types.ModuleType("torch.distributed.fsdp")          # 2. fails to import on 1.13 + Python 3.11
+    fsdp.FullyShardedDataParallel = type("FullyShardedDataParallel", (), {})
+    sys.modules["torch.distributed.fsdp"] = fsdp
+    import msprobe.pytorch  # noqa: F401                       (imported with the real version)
+    real_version = torch.__version__                           # 3. the version check at import
+    torch.__version__ = "2.0.0"
+    try:
+        from msprobe.pytorch.monitor import module_hook
+    finally:
+        torch.__version__ = real_version
+    module_hook.torch = _TorchProxy()                          # 4. bare @torch.no_grad
+    plain = nn.Module.register_forward_hook                    # 5. with_kwargs=True (torch 2.0)
+
+    def register_forward_hook(self, hook, with_kwargs=False):
+        if not with_kwargs:
+            return plain(self, hook)
+        return plain(self, lambda m, args, out: hook(m, args, {}, out))
+    nn.Module.register_forward_hook = register_forward_hook
+    return module_hook.TrainerMon
+
+
+def monitor_worker(rank, args):
+    torch.set_num_threads(1)
+    os.environ["MONITOR_OUTPUT_DIR"] = args.monitor_dir
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}",
+                            rank=rank, world_size=WORLD)
+    random.seed(rank)
+    torch.manual_seed(0)                          # the same initial weights as the dumped run
+    trainer_mon = import_trainermon()
+    job = SCENARIOS[args.scenario](rank, None)
+    monitor = trainer_mon(args.monitor_config, params_have_main_grad=False)
+    monitor.set_monitor(job.model, grad_acc_steps=1, optimizer=job.opt)
+    torch.manual_seed(rank)
+    log = []
+    for step in range(args.steps):
+        rec = job.train_step(step, load_batch(args.scenario, rank, step))
+        log.append({"step": step, **rec, "nonfinite_params": nonfinite_params(job.model),
+                    "nonfinite_buffers": nonfinite_buffers(job.model)})
+    os.makedirs(args.log_dir, exist_ok=True)
+    with open(os.path.join(args.log_dir, f"rank{rank}.json"), "w") as f:
+        json.dump({"scenario": args.scenario, "rank": rank, "steps": log}, f, indent=1)
+        f.write("\n")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def monitor_main():
+    ap = argparse.ArgumentParser(description="the same training, watched by TrainerMon")
+    ap.add_argument("--scenario", required=True, choices=["mask-hidden-sqrt"])
+    ap.add_argument("--monitor-config", required=True, help="TrainerMon config.json")
+    ap.add_argument("--monitor-dir", required=True, help="MONITOR_OUTPUT_DIR")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--port", type=int, default=29600)
+    ap.add_argument("--log-dir", required=True, help="where to write rank<N>.json")
+    args = ap.parse_args()
+    mp.spawn(monitor_worker, args=(args,), nprocs=WORLD, join=True)
+
+
 if __name__ == "__main__":
-    main()
+    if "--monitor-config" in os.sys.argv:
+        monitor_main()
+    else:
+        main()
