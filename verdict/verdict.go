@@ -54,6 +54,10 @@ type Verdict struct {
 	// Steps is every dumped step of the analysed mode, in order, with
 	// what each rank showed: the data of the propagation picture.
 	Steps []StepState `json:"steps"`
+	// Explanations say what a careful engineer would add to the origin:
+	// a call that hid the value, a recompute, a level that cannot show
+	// collectives, the stage of a receive, where evidence places the birth.
+	Explanations []Explanation `json:"explanations,omitempty"`
 	// Evidence is what a training log and the monitor said, when given.
 	Evidence *Evidence `json:"evidence,omitempty"`
 	// Plan is what to collect next; nil when there is nothing to chase.
@@ -332,6 +336,38 @@ func (a RankState) Shown() string {
 	}
 	return "nan"
 }
+
+// Explanation is one fact about how the value was born or travelled, in
+// words and by kind, so that every report can say it.
+type Explanation struct {
+	// Kind is one of ExplainHidden, ExplainRecompute, ExplainNoCollectives,
+	// ExplainP2PStage, ExplainBornEarlier.
+	Kind string `json:"kind"`
+	// Op is the call it is about ("" when about the run).
+	Op   string `json:"op,omitempty"`
+	Step int    `json:"step"`
+	// Text is one or two sentences, ready to print.
+	Text string `json:"text"`
+}
+
+// The kinds of Explanation.
+const (
+	// ExplainHidden: a call hid the value (a where or masked select of a
+	// non-finite input), and it came back later, e.g. in the backward.
+	ExplainHidden = "hidden"
+	// ExplainRecompute: the origin is a forward call run again inside the
+	// backward (activation checkpointing): its stage is the backward.
+	ExplainRecompute = "recompute"
+	// ExplainNoCollectives: the dump's level records no collectives (L0):
+	// how it reached the other ranks cannot be shown, only when.
+	ExplainNoCollectives = "no-collectives"
+	// ExplainP2PStage: a receive takes the stage of the send it pairs with
+	// (a gradient received in a pipeline's backward).
+	ExplainP2PStage = "p2p-stage"
+	// ExplainBornEarlier: the training log or the monitor place the birth
+	// before the dump's first sight of it.
+	ExplainBornEarlier = "born-earlier"
+)
 
 // Evidence is what a training log and msprobe's monitor say, next to the
 // dump, and where the three agree or not.

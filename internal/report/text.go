@@ -146,10 +146,23 @@ func (p *printer) headline(v *verdict.Verdict) {
 			from = "ranks that were not read"
 		}
 		p.f("  %s carried it from %s to %s.\n", c.Op, from, rankWord(c.ToRanks))
-	} else if len(o.Ranks) > 0 {
+	} else if len(o.Ranks) > 0 && !explains(v, verdict.ExplainNoCollectives) {
 		p.f("  No collective carried it to another rank in step %d.\n", o.Step)
 	}
+	for _, e := range v.Explanations {
+		p.f("  %s\n", e.Text)
+	}
 	p.f("\n")
+}
+
+// explains reports whether the verdict holds an explanation of the kind.
+func explains(v *verdict.Verdict, kind string) bool {
+	for _, e := range v.Explanations {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // InDump says whether the origin is in the dump, and if not, why not.
