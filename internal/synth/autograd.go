@@ -34,7 +34,7 @@ func (r *rk) push(base string, v vis, ins, outs []*tensor, bwd func(g []*tensor)
 	n := &node{base: base, vis: v, ins: ins, outs: outs, bwd: bwd}
 	for _, o := range outs {
 		if o != nil {
-			o.RG = o.DT.isFloat()
+			o.RG = o.DT.IsFloat()
 			o.node = n
 		}
 	}

@@ -143,23 +143,23 @@ func (r *rk) nextColl(kind byte, g *group) (collKey, uint64) {
 }
 
 // groupKw is the group keyword as the format records it.
-func (r *rk) groupKw(g *group) []kv {
+func (r *rk) groupKw(g *group) []KV {
 	if g.world {
 		return nil
 	}
 	switch r.fmt().Groups {
 	case "recorded":
-		return []kv{{"group", aGroup{g}}}
+		return []KV{{"group", aGroup{g}}}
 	case "null":
-		return []kv{{"group", nil}}
+		return []KV{{"group", nil}}
 	}
 	return nil
 }
 
-func kwValues(kw []kv) []arg {
+func kwValues(kw []KV) []arg {
 	a := make([]arg, len(kw))
 	for i, p := range kw {
-		a[i] = p.v
+		a[i] = p.Value
 	}
 	return a
 }
@@ -189,7 +189,7 @@ func sumTensors(ts []*tensor, g *gen) *tensor {
 		o.Spike = true
 	}
 	o.Norm = math.Sqrt(norm2) * (1 + 0.3*g.u())
-	if o.numel() <= 1 {
+	if o.Numel() <= 1 {
 		o.Max, o.Min, o.Norm = o.Mean, o.Mean, math.Abs(o.Mean)
 	}
 	o.Zero = slices.ContainsFunc(ts, func(t *tensor) bool { return t.Zero }) && !slices.ContainsFunc(ts, func(t *tensor) bool { return !t.Zero })
@@ -199,8 +199,8 @@ func sumTensors(ts []*tensor, g *gen) *tensor {
 }
 
 // allReduce is Distributed.all_reduce(t, op=SUM, group=g) in place.
-func (r *rk) allReduce(s *site, t *tensor, g *group) *tensor {
-	kw := append([]kv{{"op", aRedOp("RedOpType.SUM")}}, r.groupKw(g)...)
+func (r *rk) allReduce(s *Site, t *tensor, g *group) *tensor {
+	kw := append([]KV{{"op", aRedOp("RedOpType.SUM")}}, r.groupKw(g)...)
 	if g.size() < 2 {
 		return t
 	}
@@ -268,7 +268,7 @@ type a2aResult struct {
 // in_splits, group=g) issued at site s into buf. pieces[d] is what goes to
 // the d-th member of g, counts[d] its rows; splits says whether the split
 // sizes are passed (variable-size exchange).
-func (r *rk) allToAll(s *site, buf, input *tensor, pieces []*tensor, counts []int, splits bool, g *group, rowShape []int) a2aResult {
+func (r *rk) allToAll(s *Site, buf, input *tensor, pieces []*tensor, counts []int, splits bool, g *group, rowShape []int) a2aResult {
 	in := collIn{rank: r.rank, clk: r.st.clk, name: r.nextName("Distributed", "all_to_all_single"),
 		contaminated: r.st.contaminated, pieces: make([]*tensor, len(pieces)), counts: counts}
 	for i, p := range pieces {
@@ -321,7 +321,7 @@ func (r *rk) allToAll(s *site, buf, input *tensor, pieces []*tensor, counts []in
 }
 
 // joinPieces builds the received tensor out of the pieces.
-func joinPieces(ps []*tensor, counts []int, dt dtype, rowShape []int) *tensor {
+func joinPieces(ps []*tensor, counts []int, dt DType, rowShape []int) *tensor {
 	var o *tensor
 	rows := 0
 	for i, p := range ps {
@@ -357,7 +357,7 @@ func joinPieces(ps []*tensor, counts []int, dt dtype, rowShape []int) *tensor {
 }
 
 // sendRecv moves t from this rank to dst (send side).
-func (r *rk) send(s *site, t *tensor, dst int) {
+func (r *rk) send(s *Site, t *tensor, dst int) {
 	seq := r.p2pSeq[p2pKey{send: true, peer: dst}]
 	r.p2pSeq[p2pKey{send: true, peer: dst}] = seq + 1
 	name := r.nextName("Distributed", "send")
@@ -371,7 +371,7 @@ func (r *rk) send(s *site, t *tensor, dst int) {
 }
 
 // recv receives from src into a buffer created at bufSite.
-func (r *rk) recv(bufSite, s *site, src int, shape []int, dt dtype, like *tensor) *tensor {
+func (r *rk) recv(bufSite, s *Site, src int, shape []int, dt DType, like *tensor) *tensor {
 	api := "empty"
 	if like != nil {
 		api = "empty_like"
@@ -401,9 +401,9 @@ func (r *rk) recv(bufSite, s *site, src int, shape []int, dt dtype, like *tensor
 // as the keyword name (Format.Peers). msprobe writes output as the
 // positional arguments followed by the keyword values, so the output is
 // the same either way.
-func (r *rk) peerArg(in []arg, name string, peer int) ([]arg, []kv) {
+func (r *rk) peerArg(in []arg, name string, peer int) ([]arg, []KV) {
 	if r.fmt().Peers == "keyword" {
-		return in, []kv{{name, aInt(peer)}}
+		return in, []KV{{name, aInt(peer)}}
 	}
 	return append(in, aInt(peer)), nil
 }
@@ -418,7 +418,7 @@ func (r *rk) bufArg(buf *tensor) arg {
 
 // emptyBuf is Torch.empty(*shape, dtype=dt) or, with like, Torch.empty_like
 // (like): uninitialised memory.
-func (r *rk) emptyBuf(s *site, api string, shape []int, dt dtype, like *tensor) *tensor {
+func (r *rk) emptyBuf(s *Site, api string, shape []int, dt DType, like *tensor) *tensor {
 	mode := r.fmt().ReceiveBuffers
 	var t *tensor
 	switch mode {
@@ -436,12 +436,12 @@ func (r *rk) emptyBuf(s *site, api string, shape []int, dt dtype, like *tensor) 
 		v = visFiltered
 	}
 	var in []arg
-	var kw []kv
+	var kw []KV
 	if api == "empty" {
 		for _, d := range shape {
 			in = append(in, aInt(d))
 		}
-		kw = []kv{{"dtype", aDType(dt.String())}}
+		kw = []KV{{"dtype", aDType(dt.String())}}
 	} else {
 		in = args(like)
 	}
@@ -450,7 +450,7 @@ func (r *rk) emptyBuf(s *site, api string, shape []int, dt dtype, like *tensor) 
 }
 
 // garbage is what uninitialised device memory looks like.
-func (r *rk) garbage(shape []int, dt dtype) *tensor {
+func (r *rk) garbage(shape []int, dt DType) *tensor {
 	if dt == dtI64 {
 		t := ints(shape, 0, int64(r.g.r.Int64N(1<<47)))
 		if r.g.u() < 0.5 {
@@ -465,7 +465,7 @@ func (r *rk) garbage(shape []int, dt dtype) *tensor {
 	case x < 0.4:
 		t.PInf, t.NInf = true, r.g.u() < 0.5
 	default:
-		lim := dt.maxFinite()
+		lim := dt.MaxFinite()
 		t.Max = lim * r.g.in(0.01, 0.9)
 		t.Min = -lim * r.g.in(0.01, 0.9)
 		t.Mean = t.Max * 1e-4 * r.g.n()

@@ -111,14 +111,14 @@ func (k FaultKind) String() string {
 	return fmt.Sprintf("FaultKind(%d)", int(k))
 }
 
-// everyRank reports a kind that happens on every rank (Fault.Ranks empty)
+// EveryRank reports a kind that happens on every rank (Fault.Ranks empty)
 // or, for AllReduceOverflow, on every rank of Fault.Ranks.
-func (k FaultKind) everyRank() bool {
+func (k FaultKind) EveryRank() bool {
 	return k == OptimizerNaN || k == AllReduceOverflow || k == ReducerZeroCount
 }
 
-// clean reports whether the kind describes a run without a real anomaly.
-func (k FaultKind) clean() bool { return k == GarbageBuffers || k == LegitMasks }
+// Clean reports whether the kind describes a run without a real anomaly.
+func (k FaultKind) Clean() bool { return k == GarbageBuffers || k == LegitMasks }
 
 // Fault is the event injected into the simulation.
 type Fault struct {
@@ -144,5 +144,5 @@ type Fault struct {
 	Repeat bool
 }
 
-// at reports whether the event happens at step.
-func (f *Fault) at(step int) bool { return step == f.Step || (f.Repeat && step > f.Step) }
+// At reports whether the event happens At step.
+func (f *Fault) At(step int) bool { return step == f.Step || (f.Repeat && step > f.Step) }

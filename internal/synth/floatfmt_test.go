@@ -40,7 +40,7 @@ func TestPyFloat(t *testing.T) {
 
 func TestDTypeRound(t *testing.T) {
 	cases := []struct {
-		d       dtype
+		d       DType
 		x, want float64
 	}{
 		{dtBF16, 2.6875, 2.6875},
@@ -51,7 +51,7 @@ func TestDTypeRound(t *testing.T) {
 		{dtF32, 0.1, 0.10000000149011612},
 	}
 	for _, c := range cases {
-		if got := c.d.round(c.x); got != c.want {
+		if got := c.d.Round(c.x); got != c.want {
 			t.Errorf("%v.round(%v) = %v, want %v", c.d, c.x, got, c.want)
 		}
 	}

@@ -41,7 +41,7 @@ type rankState struct {
 	chains       *chains
 	clk          int64
 	contaminated bool
-	births       []birthRec
+	births       []Birth
 	lossBad      int // first step with a non-finite loss, -1 if none
 	dirName      string
 	dumpBytes    int64 // size of the last dump.json written
@@ -55,15 +55,15 @@ type rankState struct {
 	skipped int
 }
 
-// birthRec is an op that created illegitimate non-finite values from clean
+// Birth is an op that created illegitimate non-finite values from clean
 // inputs.
-type birthRec struct {
-	step, rank  int
-	clk         int64
-	name        string // entry name, "" when not hooked
-	key         string // identifies the op across ranks
-	captured    bool
-	stage, kind string
+type Birth struct {
+	Step, Rank  int
+	Clock       int64
+	Name        string // entry name, "" when not hooked
+	Key         string // identifies the op across ranks
+	Captured    bool
+	Stage, Kind string
 	end         int64 // byte offset after the entry in dump.json
 }
 
@@ -101,7 +101,7 @@ func generate(spec Spec, dir string, side Sidecars) (*Truth, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := spec.normalized()
+	s, err := spec.Normalized()
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestLargeRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(root)
-			s, err := fitted.normalized()
+			s, err := fitted.Normalized()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -164,7 +164,7 @@ type dims struct {
 	B, S, V, H, F, NH, HD, FE int
 	E, localE, K              int
 	buckets                   int
-	dt                        dtype
+	dt                        DType
 }
 
 func specDims(s *Spec) dims {
@@ -198,7 +198,7 @@ func (b *builder) mod(path, class string) *module {
 
 // add creates a parameter. shard distinguishes tensor-parallel shards and
 // experts; replicas with the same shard start identical.
-func (b *builder) add(m *module, key string, shape []int, dt dtype, mean, std float64, shard string, sync *group) *param {
+func (b *builder) add(m *module, key string, shape []int, dt DType, mean, std float64, shard string, sync *group) *param {
 	name := strings.TrimPrefix(m.path+"."+key, ".")
 	seed := newGen(uint64(b.w.spec.Seed), strKey(name), strKey(shard)).r.Uint64()
 	g := newGen(seed, 1)
@@ -214,7 +214,7 @@ func (b *builder) add(m *module, key string, shape []int, dt dtype, mean, std fl
 	return p
 }
 
-func (b *builder) linear(path, class string, out, in int, dt dtype, bias bool, shard string, sync *group) *module {
+func (b *builder) linear(path, class string, out, in int, dt DType, bias bool, shard string, sync *group) *module {
 	m := b.mod(path, class)
 	m.gradReversed = true
 	b.add(m, "weight", []int{out, in}, dt, 0, 0.02, shard, sync)
@@ -224,7 +224,7 @@ func (b *builder) linear(path, class string, out, in int, dt dtype, bias bool, s
 	return m
 }
 
-func (b *builder) layerNorm(path string, h int, dt dtype, sync *group) *module {
+func (b *builder) layerNorm(path string, h int, dt DType, sync *group) *module {
 	m := b.mod(path, "LayerNorm")
 	b.add(m, "weight", []int{h}, dt, 1, 0.002, "", sync)
 	b.add(m, "bias", []int{h}, dt, 0, 0.002, "", sync)
@@ -259,7 +259,7 @@ func (w *world) buildModel(rank int, l layout) *modelParts {
 		}
 	}
 	for i := 0; i < s.Layers; i++ {
-		if s.stageOfLayer(i) != l.stage {
+		if s.StageOfLayer(i) != l.stage {
 			continue
 		}
 		p := "layers." + strconv.Itoa(i)

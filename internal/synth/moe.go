@@ -13,7 +13,7 @@ func (w *world) routing(step, mb, layer, rank int) (counts, zeroRows []int) {
 	d := w.dims
 	T, K, E := d.B*d.S, d.K, d.E
 	f := w.spec.Fault
-	carrier := f != nil && f.Kind == AllToAllCarrier && f.at(step) && f.MicroBatch == mb && f.Layer == layer
+	carrier := f != nil && f.Kind == AllToAllCarrier && f.At(step) && f.MicroBatch == mb && f.Layer == layer
 	keys := []uint64{uint64(w.spec.Seed), uint64(step), uint64(layer)}
 	if mb > 0 {
 		keys = append(keys, uint64(mb)<<32)
@@ -98,7 +98,7 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 	xf := r.view(sRouterCall, "Tensor", "view", x, []int{T, H}, aInt(-1), aInt(H))
 	r.enter(lm.router, sRouterCall, xf)
 	logits := r.linear(sRouterLin, xf, lm.router.params[0].t, nil)
-	probs := r.softmax(sRouterSm, "Torch", logits, []kv{{"dim", aInt(-1)}, {"dtype", aDType("torch.float32")}}, dtF32)
+	probs := r.softmax(sRouterSm, "Torch", logits, []KV{{"dim", aInt(-1)}, {"dtype", aDType("torch.float32")}}, dtF32)
 	wts, idx := r.topk(sRouterTopk, probs, K, d.E)
 	r.exit(wts, idx)
 
@@ -125,7 +125,7 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 
 	order := ints([]int{T * K}, 0, int64(T*K-1))
 	r.op(&opSpec{prefix: "Torch", api: "argsort", site: sArgsort, vis: visFiltered, in: []arg{idx.withShape(T * K)},
-		kw: []kv{{"stable", aBool(true)}}, out: args(order)})
+		kw: []KV{{"stable", aBool(true)}}, out: args(order)})
 	tokIdx := ints([]int{T * K}, 0, int64(T-1))
 	perm := r.indexSelect(sPermute, xf, tokIdx, T*K)
 

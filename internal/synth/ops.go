@@ -121,7 +121,7 @@ func anyRG(ts []*tensor) bool {
 func (r *rk) emit(o *opSpec, ins, outs []*tensor, bwd func(g []*tensor) []*tensor) string {
 	if r.ph == phForward && bwd != nil && anyRG(ins) {
 		for _, t := range outs {
-			if t != nil && t.DT.isFloat() {
+			if t != nil && t.DT.IsFloat() {
 				t.RG = true
 			}
 		}
@@ -173,14 +173,14 @@ func nz(x float64) float64 {
 
 // grad returns a gradient-like tensor: finite stats N(mean, std), flags
 // from the sources.
-func (r *rk) grad(shape []int, dt dtype, mean, std float64) *tensor {
+func (r *rk) grad(shape []int, dt DType, mean, std float64) *tensor {
 	return r.g.normal(shape, dt, mean, nz(std))
 }
 
 // ---- creation ops ----
 
 // view is a filtered shape op (chunk/view/transpose/reshape): same values.
-func (r *rk) view(s *site, prefix, api string, x *tensor, shape []int, extra ...arg) *tensor {
+func (r *rk) view(s *Site, prefix, api string, x *tensor, shape []int, extra ...arg) *tensor {
 	o := x.withShape(shape...)
 	o.node = nil
 	in := append([]arg{x}, extra...)
@@ -192,7 +192,7 @@ func (r *rk) view(s *site, prefix, api string, x *tensor, shape []int, extra ...
 }
 
 // chunk3 splits the last dimension in three (Tensor.chunk, filtered).
-func (r *rk) chunk3(s *site, x *tensor) (a, b, c *tensor) {
+func (r *rk) chunk3(s *Site, x *tensor) (a, b, c *tensor) {
 	sh := shapeWithLast(x.Shape, lastDim(x)/3)
 	outs := make([]*tensor, 3)
 	for i := range outs {
@@ -201,7 +201,7 @@ func (r *rk) chunk3(s *site, x *tensor) (a, b, c *tensor) {
 		settle(outs[i], x)
 	}
 	r.emit(&opSpec{prefix: "Tensor", api: "chunk", site: s, vis: visFiltered,
-		in: args(x, nil)[:1], kw: []kv{{"dim", aInt(-1)}}, out: args(outs...)},
+		in: args(x, nil)[:1], kw: []KV{{"dim", aInt(-1)}}, out: args(outs...)},
 		[]*tensor{x}, outs, func(g []*tensor) []*tensor {
 			o := r.grad(x.Shape, x.DT, 0, rmsOf(g...))
 			for _, t := range g {
@@ -230,7 +230,7 @@ func rmsOf(ts ...*tensor) float64 {
 
 // ---- layers ----
 
-func (r *rk) embedding(s *site, ids, w *tensor) *tensor {
+func (r *rk) embedding(s *Site, ids, w *tensor) *tensor {
 	shape := append(append([]int(nil), ids.Shape...), w.Shape[1])
 	o := r.g.normal(shape, w.DT, w.Mean, w.rms())
 	o.NaN, o.PInf, o.NInf = w.NaN, w.PInf, w.NInf
@@ -238,7 +238,7 @@ func (r *rk) embedding(s *site, ids, w *tensor) *tensor {
 	in := []arg{ids, w, nil, nil, aFloat(2.0), aBool(false), aBool(false)}
 	r.emit(&opSpec{prefix: "Functional", api: "embedding", site: s, in: in, out: args(o)},
 		[]*tensor{ids, w}, []*tensor{o}, func(g []*tensor) []*tensor {
-			n := float64(ids.numel())
+			n := float64(ids.Numel())
 			gw := r.grad(w.Shape, w.DT, g[0].Mean*n/float64(w.Shape[0]), g[0].Std*math.Sqrt(n/float64(w.Shape[0])))
 			gw.Min = math.Min(gw.Min, 0)
 			gw.Max = math.Max(gw.Max, 0)
@@ -249,7 +249,7 @@ func (r *rk) embedding(s *site, ids, w *tensor) *tensor {
 	return o
 }
 
-func (r *rk) layerNorm(s *site, x, w, b *tensor) *tensor {
+func (r *rk) layerNorm(s *Site, x, w, b *tensor) *tensor {
 	o := r.g.normal(x.Shape, x.DT, b.Mean, math.Abs(w.Mean)*math.Max(0.2, 1-0.05*r.g.u()))
 	o.NaN = x.NaN || x.PInf || x.NInf || w.NaN || b.NaN
 	o.born = !x.NaN && (x.PInf || x.NInf)
@@ -261,7 +261,7 @@ func (r *rk) layerNorm(s *site, x, w, b *tensor) *tensor {
 	r.emit(&opSpec{prefix: "Functional", api: "layer_norm", site: s, in: in, out: args(o)},
 		[]*tensor{x, w, b}, []*tensor{o}, func(g []*tensor) []*tensor {
 			gy := g[0]
-			n := x.numel() / float64(h)
+			n := x.Numel() / float64(h)
 			gx := r.grad(x.Shape, x.DT, 1e-12*r.g.n(), gy.rms()*math.Abs(w.Mean)/math.Max(x.rms(), 0.05))
 			gw := r.grad(w.Shape, w.DT, gy.Mean*n*0.3, gy.rms()*math.Sqrt(n))
 			gb := r.grad(b.Shape, b.DT, gy.Mean*n, gy.rms()*math.Sqrt(n))
@@ -276,7 +276,7 @@ func (r *rk) layerNorm(s *site, x, w, b *tensor) *tensor {
 }
 
 // linear is Functional.linear; b may be nil. Site s is the F.linear line.
-func (r *rk) linear(s *site, x, w, b *tensor) *tensor {
+func (r *rk) linear(s *Site, x, w, b *tensor) *tensor {
 	in := float64(w.Shape[1])
 	outF := w.Shape[0]
 	mean := 0.0
@@ -299,7 +299,7 @@ func (r *rk) linear(s *site, x, w, b *tensor) *tensor {
 	r.emit(&opSpec{prefix: "Functional", api: "linear", site: s, in: args(x, w, b), out: args(o)},
 		[]*tensor{x, w, b}, []*tensor{o}, func(g []*tensor) []*tensor {
 			gy := g[0]
-			tokens := x.numel() / in
+			tokens := x.Numel() / in
 			gx := r.grad(x.Shape, x.DT, 0, math.Sqrt(float64(outF))*gy.rms()*w.Std)
 			flagsMat(gx, gy, w)
 			gw := r.grad(w.Shape, w.DT, gy.Mean*x.Mean*tokens, math.Sqrt(tokens)*gy.rms()*x.rms())
@@ -320,7 +320,7 @@ func (r *rk) linear(s *site, x, w, b *tensor) *tensor {
 }
 
 // matmul is Torch.matmul of a [.., m, k] and b [.., k, n].
-func (r *rk) matmul(s *site, a, b *tensor, shape []int) *tensor {
+func (r *rk) matmul(s *Site, a, b *tensor, shape []int) *tensor {
 	k := float64(lastDim(a))
 	o := r.g.normal(shape, a.DT, a.Mean*b.Mean*k, nz(math.Sqrt(k)*a.rms()*b.rms()))
 	flagsMat(o, a, b)
@@ -338,7 +338,7 @@ func (r *rk) matmul(s *site, a, b *tensor, shape []int) *tensor {
 }
 
 // scale is Tensor.__mul__ by a Python float.
-func (r *rk) scale(s *site, x *tensor, c float64) *tensor {
+func (r *rk) scale(s *Site, x *tensor, c float64) *tensor {
 	ct := constant([]int{}, x.DT, c)
 	o := x.clone()
 	o.Max, o.Min = x.Max*c, x.Min*c
@@ -365,7 +365,7 @@ func (r *rk) scale(s *site, x *tensor, c float64) *tensor {
 }
 
 // mul is Tensor.__mul__ of two tensors (broadcasting to a's shape).
-func (r *rk) mul(s *site, a, b *tensor) *tensor {
+func (r *rk) mul(s *Site, a, b *tensor) *tensor {
 	o := r.g.normal(a.Shape, a.DT, a.Mean*b.Mean, nz(math.Hypot(a.Std*b.rms(), b.Std*a.rms())))
 	o.Max = math.Max(a.Max*b.Max, a.Min*b.Min)
 	o.Min = math.Min(a.Max*b.Min, a.Min*b.Max)
@@ -378,7 +378,7 @@ func (r *rk) mul(s *site, a, b *tensor) *tensor {
 	if o.Min > o.Mean {
 		o.Min = o.Mean
 	}
-	o.Norm = math.Sqrt(a.numel()) * a.rms() * b.rms()
+	o.Norm = math.Sqrt(a.Numel()) * a.rms() * b.rms()
 	if a == b {
 		o.Min = math.Min(a.Max*a.Max, a.Min*a.Min)
 		if a.Min < 0 && a.Max > 0 {
@@ -400,7 +400,7 @@ func (r *rk) mul(s *site, a, b *tensor) *tensor {
 			gy := g[0]
 			ga := r.grad(a.Shape, a.DT, gy.Mean*b.Mean, nz(gy.rms()*b.rms()))
 			flagsMul(ga, gy, b)
-			gb := r.grad(b.Shape, b.DT, gy.Mean*a.Mean, nz(gy.rms()*a.rms()*math.Sqrt(a.numel()/b.numel())))
+			gb := r.grad(b.Shape, b.DT, gy.Mean*a.Mean, nz(gy.rms()*a.rms()*math.Sqrt(a.Numel()/b.Numel())))
 			flagsMul(gb, gy, a)
 			if (b.allZero() || gy.allZero()) && !gy.nonFinite() && !b.nonFinite() {
 				ga = zeros(a.Shape, a.DT)
@@ -415,7 +415,7 @@ func (r *rk) mul(s *site, a, b *tensor) *tensor {
 
 // add is Tensor.__add__ (sub: Tensor.__sub__) of two tensors; the result
 // has a's shape (b broadcasts).
-func (r *rk) add(s *site, a, b *tensor, sub bool) *tensor {
+func (r *rk) add(s *Site, a, b *tensor, sub bool) *tensor {
 	sign := 1.0
 	api := "__add__"
 	if sub {
@@ -465,7 +465,7 @@ func sameShape(a, b []int) bool {
 }
 
 // truediv is Tensor.__truediv__ of a by b (b broadcast).
-func (r *rk) truediv(s *site, a, b *tensor) *tensor {
+func (r *rk) truediv(s *Site, a, b *tensor) *tensor {
 	bm := b.Mean
 	if math.Abs(bm) < 1e-30 {
 		bm = 1e-30
@@ -514,7 +514,7 @@ func (r *rk) quotient(a, b *tensor) *tensor {
 }
 
 // softmax over the last dimension (prefix Functional or Torch).
-func (r *rk) softmax(s *site, prefix string, x *tensor, kw []kv, dt dtype) *tensor {
+func (r *rk) softmax(s *Site, prefix string, x *tensor, kw []KV, dt DType) *tensor {
 	n := float64(lastDim(x))
 	o := &tensor{Shape: x.Shape, DT: dt, Mean: 1 / n}
 	spread := math.Exp(math.Min(2.5*x.Std, 30))
@@ -524,9 +524,9 @@ func (r *rk) softmax(s *site, prefix string, x *tensor, kw []kv, dt dtype) *tens
 		o.Max, o.Min, o.Zero = 1, 0, true
 	}
 	o.Std = o.Max / 4
-	o.Norm = math.Sqrt(x.numel()/n) * math.Min(1, math.Sqrt(1+x.Std*x.Std)/math.Sqrt(n))
+	o.Norm = math.Sqrt(x.Numel()/n) * math.Min(1, math.Sqrt(1+x.Std*x.Std)/math.Sqrt(n))
 	if x.NInf {
-		o.Norm = math.Sqrt(x.numel()/n) * math.Min(1, 1.6/math.Sqrt(n)+0.1)
+		o.Norm = math.Sqrt(x.Numel()/n) * math.Min(1, 1.6/math.Sqrt(n)+0.1)
 	}
 	o.NaN = x.NaN
 	if x.PInf || x.FullRow {
@@ -550,7 +550,7 @@ func (r *rk) softmax(s *site, prefix string, x *tensor, kw []kv, dt dtype) *tens
 }
 
 // maskedFill is Tensor.masked_fill(x, mask, -inf): a legitimate -inf.
-func (r *rk) maskedFill(s *site, x, mask *tensor) *tensor {
+func (r *rk) maskedFill(s *Site, x, mask *tensor) *tensor {
 	o := x.clone()
 	o.node = nil
 	o.NInf = mask.Max != 0
@@ -567,14 +567,14 @@ func (r *rk) maskedFill(s *site, x, mask *tensor) *tensor {
 }
 
 // gelu is Functional.gelu.
-func (r *rk) gelu(s *site, x *tensor) *tensor {
+func (r *rk) gelu(s *Site, x *tensor) *tensor {
 	ge := func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) }
 	o := &tensor{Shape: x.Shape, DT: x.DT}
 	o.Max = ge(x.Max)
 	o.Min = math.Max(-0.16997, math.Min(ge(x.Min), -0.17*math.Min(1, x.Std)))
 	o.Mean = 0.5*x.Mean + 0.4*x.Std*x.Std/(1+x.Std)
 	o.Std = 0.6 * x.Std
-	o.Norm = math.Sqrt(x.numel() * (o.Mean*o.Mean + o.Std*o.Std))
+	o.Norm = math.Sqrt(x.Numel() * (o.Mean*o.Mean + o.Std*o.Std))
 	o.Spike = x.Spike
 	o.NaN = x.NaN
 	o.PInf = x.PInf
@@ -583,7 +583,7 @@ func (r *rk) gelu(s *site, x *tensor) *tensor {
 	}
 	mergeRows(o, x)
 	settle(o, x)
-	r.emit(&opSpec{prefix: "Functional", api: "gelu", site: s, in: args(x), kw: []kv{{"approximate", aStr("none")}}, out: args(o)},
+	r.emit(&opSpec{prefix: "Functional", api: "gelu", site: s, in: args(x), kw: []KV{{"approximate", aStr("none")}}, out: args(o)},
 		[]*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
 			gy := g[0]
 			gx := r.grad(x.Shape, x.DT, gy.Mean*0.5, nz(gy.Std*0.7))
@@ -604,7 +604,7 @@ type unaryRule struct {
 	bwd    func(gx, gy, x, y *tensor)
 }
 
-func (r *rk) unary(s *site, u unaryRule, x *tensor, extra []arg, kw []kv) *tensor {
+func (r *rk) unary(s *Site, u unaryRule, x *tensor, extra []arg, kw []KV) *tensor {
 	o := &tensor{Shape: x.Shape, DT: x.DT}
 	u.fwd(o, x)
 	settle(o, x)
@@ -628,11 +628,11 @@ func (r *rk) gradLike(gx, gy *tensor, mean, std float64) {
 	gx.Zero, gx.ZeroRow, gx.FullRow = false, false, false
 }
 
-func (r *rk) exp(s *site, x *tensor) *tensor {
+func (r *rk) exp(s *Site, x *tensor) *tensor {
 	return r.unary(s, unaryRule{api: "exp", prefix: "Torch", fwd: func(o, x *tensor) {
 		o.Max, o.Min = math.Exp(x.Max), math.Exp(x.Min)
 		o.Mean = math.Min(o.Max, math.Exp(x.Mean+x.Std*x.Std/2))
-		o.Norm = math.Sqrt(x.numel()) * math.Min(o.Max, math.Exp(x.Mean+x.Std*x.Std))
+		o.Norm = math.Sqrt(x.Numel()) * math.Min(o.Max, math.Exp(x.Mean+x.Std*x.Std))
 		o.Std = o.Mean
 		o.NaN, o.PInf = x.NaN, x.PInf
 		if x.NInf {
@@ -645,13 +645,13 @@ func (r *rk) exp(s *site, x *tensor) *tensor {
 	}}, x, nil, nil)
 }
 
-func (r *rk) log(s *site, x *tensor) *tensor {
+func (r *rk) log(s *Site, x *tensor) *tensor {
 	return r.unary(s, unaryRule{api: "log", prefix: "Torch", fwd: func(o, x *tensor) {
 		lo := math.Max(x.Min, 1e-30)
 		o.Max, o.Min = math.Log(math.Max(x.Max, lo)), math.Log(lo)
 		o.Mean = math.Log(math.Max(x.Mean, 1e-30)) - x.Std*x.Std/(2*x.Mean*x.Mean+1e-30)
 		o.Std = x.Std / math.Max(x.Mean, 1e-3)
-		o.Norm = math.Sqrt(x.numel() * (o.Mean*o.Mean + o.Std*o.Std))
+		o.Norm = math.Sqrt(x.Numel() * (o.Mean*o.Mean + o.Std*o.Std))
 		o.NaN, o.PInf = x.NaN, x.PInf
 		if x.Min < 0 {
 			o.NaN, o.born = true, true
@@ -671,13 +671,13 @@ func (r *rk) log(s *site, x *tensor) *tensor {
 	}}, x, nil, nil)
 }
 
-func (r *rk) sqrt(s *site, prefix string, x *tensor) *tensor {
+func (r *rk) sqrt(s *Site, prefix string, x *tensor) *tensor {
 	return r.unary(s, unaryRule{api: "sqrt", prefix: prefix, fwd: func(o, x *tensor) {
 		o.Max, o.Min = math.Sqrt(math.Max(x.Max, 0)), math.Sqrt(math.Max(x.Min, 0))
 		o.Mean = math.Sqrt(math.Max(x.Mean, 0)) * 0.97
 		o.Mean = math.Max(math.Min(o.Mean, o.Max), o.Min)
 		o.Std = (o.Max - o.Min) / 4
-		o.Norm = math.Sqrt(x.numel() * math.Max(x.Mean, 0))
+		o.Norm = math.Sqrt(x.Numel() * math.Max(x.Mean, 0))
 		o.Zero, o.ZeroRow = x.Zero, x.ZeroRow
 		o.NaN, o.PInf = x.NaN, x.PInf
 		if x.Min < 0 {
@@ -697,14 +697,14 @@ func (r *rk) sqrt(s *site, prefix string, x *tensor) *tensor {
 	}}, x, nil, nil)
 }
 
-func (r *rk) rsqrt(s *site, x *tensor) *tensor {
+func (r *rk) rsqrt(s *Site, x *tensor) *tensor {
 	return r.unary(s, unaryRule{api: "rsqrt", prefix: "Torch", fwd: func(o, x *tensor) {
 		o.Max = 1 / math.Sqrt(math.Max(x.Min, 1e-30))
 		o.Min = 1 / math.Sqrt(math.Max(x.Max, 1e-30))
 		o.Mean = 1 / math.Sqrt(math.Max(x.Mean, 1e-30))
 		o.Mean = math.Max(math.Min(o.Mean, o.Max), o.Min)
 		o.Std = (o.Max - o.Min) / 4
-		o.Norm = math.Sqrt(x.numel()) * o.Mean
+		o.Norm = math.Sqrt(x.Numel()) * o.Mean
 		o.NaN, o.Zero = x.NaN, x.PInf
 		if x.Min < 0 {
 			o.NaN, o.born = true, true
@@ -720,7 +720,7 @@ func (r *rk) rsqrt(s *site, x *tensor) *tensor {
 	}}, x, nil, nil)
 }
 
-func (r *rk) pow2(s *site, x *tensor) *tensor {
+func (r *rk) pow2(s *Site, x *tensor) *tensor {
 	return r.unary(s, unaryRule{api: "pow", prefix: "Tensor", fwd: func(o, x *tensor) {
 		o.Max = math.Max(x.Max*x.Max, x.Min*x.Min)
 		o.Min = 0
@@ -731,7 +731,7 @@ func (r *rk) pow2(s *site, x *tensor) *tensor {
 		}
 		o.Mean = x.Mean*x.Mean + x.Std*x.Std
 		o.Std = o.Mean
-		o.Norm = math.Sqrt(x.numel()*3) * o.Mean
+		o.Norm = math.Sqrt(x.Numel()*3) * o.Mean
 		o.Zero, o.ZeroRow = x.Zero || x.ZeroRow, x.ZeroRow
 		o.NaN = x.NaN
 		o.PInf = x.PInf || x.NInf
@@ -744,7 +744,7 @@ func (r *rk) pow2(s *site, x *tensor) *tensor {
 
 // reduceLast is Tensor.sum / Tensor.mean over the last dimension with
 // keepdim.
-func (r *rk) reduceLast(s *site, api string, x *tensor) *tensor {
+func (r *rk) reduceLast(s *Site, api string, x *tensor) *tensor {
 	n := float64(lastDim(x))
 	f := 1.0
 	if api == "sum" {
@@ -770,11 +770,11 @@ func (r *rk) reduceLast(s *site, api string, x *tensor) *tensor {
 	mergeRows(o, x)
 	settle(o, x)
 	var in []arg
-	var kw []kv
+	var kw []KV
 	if api == "sum" {
-		in, kw = args(x), []kv{{"dim", aInt(-1)}, {"keepdim", aBool(true)}}
+		in, kw = args(x), []KV{{"dim", aInt(-1)}, {"keepdim", aBool(true)}}
 	} else {
-		in, kw = []arg{x, aInt(-1)}, []kv{{"keepdim", aBool(true)}}
+		in, kw = []arg{x, aInt(-1)}, []KV{{"keepdim", aBool(true)}}
 	}
 	r.emit(&opSpec{prefix: "Tensor", api: api, site: s, in: in, kw: kw, out: args(o)},
 		[]*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
@@ -790,7 +790,7 @@ func (r *rk) reduceLast(s *site, api string, x *tensor) *tensor {
 }
 
 // cast is Tensor.half / Tensor.float.
-func (r *rk) cast(s *site, api string, x *tensor, dt dtype) *tensor {
+func (r *rk) cast(s *Site, api string, x *tensor, dt DType) *tensor {
 	o := x.clone()
 	o.DT = dt
 	o.Legit = false
@@ -805,14 +805,14 @@ func (r *rk) cast(s *site, api string, x *tensor, dt dtype) *tensor {
 	return o
 }
 
-func (r *rk) pad(s *site, x *tensor, front int) *tensor {
+func (r *rk) pad(s *Site, x *tensor, front int) *tensor {
 	shape := append([]int(nil), x.Shape...)
 	shape[len(shape)-2] += front
 	o := x.withShape(shape...)
 	o.Norm = x.Norm
 	o.Min = math.Min(x.Min, 0)
 	o.Zero = true
-	o.Mean = x.Mean * x.numel() / o.numel()
+	o.Mean = x.Mean * x.Numel() / o.Numel()
 	r.emit(&opSpec{prefix: "Functional", api: "pad", site: s, in: []arg{x, aIntList{0, 0, front, 0}}, out: args(o)},
 		[]*tensor{x}, []*tensor{o}, func(g []*tensor) []*tensor {
 			gx := g[0].withShape(x.Shape...)
@@ -822,7 +822,7 @@ func (r *rk) pad(s *site, x *tensor, front int) *tensor {
 	return o
 }
 
-func (r *rk) crossEntropy(s *site, logits, labels *tensor) *tensor {
+func (r *rk) crossEntropy(s *Site, logits, labels *tensor) *tensor {
 	v := float64(lastDim(logits))
 	base := math.Log(v) * math.Max(0.35, 1-0.04*float64(r.step))
 	loss := scalar(dtF32, base+0.05*r.g.n())
@@ -830,7 +830,7 @@ func (r *rk) crossEntropy(s *site, logits, labels *tensor) *tensor {
 	settle(loss, logits)
 	r.emit(&opSpec{prefix: "Functional", api: "cross_entropy", site: s, in: args(logits, labels), out: args(loss)},
 		[]*tensor{logits, labels}, []*tensor{loss}, func(g []*tensor) []*tensor {
-			n := float64(labels.numel())
+			n := float64(labels.Numel())
 			c := 1.0 // the incoming gradient: 1, or the loss scale
 			if s := g[0]; s != nil && !s.nonFinite() && s.Max > 0 {
 				c = s.Max

@@ -8,7 +8,7 @@ import (
 // causal=True, softmax_scale=scale), a kernel registered with
 // register_custom_api. used is the bitmask of relative-position buckets the
 // batch reaches.
-func (r *rk) customAttention(s *site, q, k, v, bias *tensor, scale float64, used uint64) *tensor {
+func (r *rk) customAttention(s *Site, q, k, v, bias *tensor, scale float64, used uint64) *tensor {
 	o := r.g.normal(q.Shape, q.DT, v.Mean*0.3, nz(v.rms()*0.55))
 	o.NaN = q.NaN || k.NaN || v.NaN || q.PInf || q.NInf || k.PInf || k.NInf
 	o.PInf, o.NInf = v.PInf && !o.NaN, v.NInf && !o.NaN
@@ -22,7 +22,7 @@ func (r *rk) customAttention(s *site, q, k, v, bias *tensor, scale float64, used
 	}
 	settle(o, srcs...)
 	r.emit(&opSpec{prefix: "moe_ext.kernels", api: "fused_attention", site: s, in: args(q, k, v, bias),
-		kw: []kv{{"causal", aBool(true)}, {"softmax_scale", aFloat(scale)}}, out: args(o),
+		kw: []KV{{"causal", aBool(true)}, {"softmax_scale", aFloat(scale)}}, out: args(o),
 		inT: []*tensor{q, k, v, effBias(bias, used)}},
 		[]*tensor{q, k, v, bias}, []*tensor{o}, func(g []*tensor) []*tensor {
 			gy := g[0]
@@ -37,7 +37,7 @@ func (r *rk) customAttention(s *site, q, k, v, bias *tensor, scale float64, used
 			dq := mk(q, gy.rms()*k.rms()*scale*2)
 			dk := mk(k, gy.rms()*q.rms()*scale*2)
 			dv := mk(v, gy.rms()*0.8)
-			db := r.grad(bias.Shape, bias.DT, 0, nz(gy.rms()*math.Sqrt(gy.numel()/bias.numel())*0.05))
+			db := r.grad(bias.Shape, bias.DT, 0, nz(gy.rms()*math.Sqrt(gy.Numel()/bias.Numel())*0.05))
 			db.NaN = bad
 			return []*tensor{dq, dk, dv, settle(db, gy, o)}
 		})
@@ -58,7 +58,7 @@ func effBias(b *tensor, used uint64) *tensor {
 // ---- masks (no autograd) ----
 
 // full is Torch.full((s, s), float('-inf')).
-func (r *rk) full(s *site, n int, dt dtype) *tensor {
+func (r *rk) full(s *Site, n int, dt DType) *tensor {
 	o := &tensor{Shape: []int{n, n}, DT: dt, NInf: true, NoFinite: true, Legit: true}
 	r.op(&opSpec{prefix: "Torch", api: "full", site: s, legit: true,
 		in: []arg{aList{aInt(n), aInt(n)}, aFloat(math.Inf(-1))}, out: args(o)})
@@ -66,7 +66,7 @@ func (r *rk) full(s *site, n int, dt dtype) *tensor {
 }
 
 // triu is Torch.triu(x, diagonal=1).
-func (r *rk) triu(s *site, x *tensor) *tensor {
+func (r *rk) triu(s *Site, x *tensor) *tensor {
 	o := &tensor{Shape: x.Shape, DT: x.DT}
 	if x.DT == dtBool {
 		o.Max = x.Max
@@ -74,27 +74,27 @@ func (r *rk) triu(s *site, x *tensor) *tensor {
 		o.NInf, o.Zero, o.Legit = x.NInf, true, true
 	}
 	r.op(&opSpec{prefix: "Torch", api: "triu", site: s, legit: true, in: args(x),
-		kw: []kv{{"diagonal", aInt(1)}}, out: args(o)})
+		kw: []KV{{"diagonal", aInt(1)}}, out: args(o)})
 	return o
 }
 
 // ones is Torch.ones(n, n, dtype=torch.bool).
-func (r *rk) onesBool(s *site, n int) *tensor {
+func (r *rk) onesBool(s *Site, n int) *tensor {
 	o := bools([]int{n, n}, true, true)
 	r.op(&opSpec{prefix: "Torch", api: "ones", site: s, in: []arg{aInt(n), aInt(n)},
-		kw: []kv{{"dtype", aDType("torch.bool")}}, out: args(o)})
+		kw: []KV{{"dtype", aDType("torch.bool")}}, out: args(o)})
 	return o
 }
 
 // padMask is Tensor.__eq__(tokens, pad_id).
-func (r *rk) padMask(s *site, tokens *tensor, padded bool) *tensor {
+func (r *rk) padMask(s *Site, tokens *tensor, padded bool) *tensor {
 	o := bools(tokens.Shape, padded, false)
 	r.op(&opSpec{prefix: "Tensor", api: "__eq__", site: s, in: []arg{tokens, aInt(0)}, out: args(o)})
 	return o
 }
 
 // orMask is Tensor.__or__(causal, pad[:, None, None, :]).
-func (r *rk) orMask(s *site, causal, pad *tensor, b int) *tensor {
+func (r *rk) orMask(s *Site, causal, pad *tensor, b int) *tensor {
 	pv := pad.clone()
 	pv.Shape = []int{b, 1, 1, pad.Shape[1]}
 	o := bools([]int{b, 1, causal.Shape[0], causal.Shape[1]}, true, false)
@@ -106,7 +106,7 @@ func (r *rk) orMask(s *site, causal, pad *tensor, b int) *tensor {
 // ---- MoE ----
 
 // topk is Torch.topk(probs, k, dim=-1): values and indices.
-func (r *rk) topk(s *site, probs *tensor, k, experts int) (*tensor, *tensor) {
+func (r *rk) topk(s *Site, probs *tensor, k, experts int) (*tensor, *tensor) {
 	sh := shapeWithLast(probs.Shape, k)
 	lo := math.Max(probs.Min, 0.9/float64(experts))
 	vals := r.g.positive(sh, probs.DT, lo, (probs.Max+lo)/2, probs.Max)
@@ -116,7 +116,7 @@ func (r *rk) topk(s *site, probs *tensor, k, experts int) (*tensor, *tensor) {
 	if probs.NaN {
 		idx.Min, idx.Max = 0, 0
 	}
-	r.emit(&opSpec{prefix: "Torch", api: "topk", site: s, in: []arg{probs, aInt(k)}, kw: []kv{{"dim", aInt(-1)}},
+	r.emit(&opSpec{prefix: "Torch", api: "topk", site: s, in: []arg{probs, aInt(k)}, kw: []KV{{"dim", aInt(-1)}},
 		out: args(vals, idx)}, []*tensor{probs}, []*tensor{vals, idx}, func(g []*tensor) []*tensor {
 		gp := r.grad(probs.Shape, probs.DT, 0, nz(rmsOf(g[0])*0.5))
 		if g[0] != nil {
@@ -129,25 +129,25 @@ func (r *rk) topk(s *site, probs *tensor, k, experts int) (*tensor, *tensor) {
 }
 
 // bincount is Torch.bincount(idx.view(-1), minlength=E).
-func (r *rk) bincount(s *site, idx *tensor, counts []int) *tensor {
+func (r *rk) bincount(s *Site, idx *tensor, counts []int) *tensor {
 	lo, hi := counts[0], counts[0]
 	for _, c := range counts {
 		lo, hi = min(lo, c), max(hi, c)
 	}
 	flat := idx.clone()
-	flat.Shape = []int{int(idx.numel())}
+	flat.Shape = []int{int(idx.Numel())}
 	o := ints([]int{len(counts)}, int64(lo), int64(hi))
-	r.op(&opSpec{prefix: "Torch", api: "bincount", site: s, in: args(flat), kw: []kv{{"minlength", aInt(len(counts))}}, out: args(o)})
+	r.op(&opSpec{prefix: "Torch", api: "bincount", site: s, in: args(flat), kw: []KV{{"minlength", aInt(len(counts))}}, out: args(o)})
 	return o
 }
 
 // indexSelect is Tensor.index_select(x, 0, order).
-func (r *rk) indexSelect(s *site, x, order *tensor, n int) *tensor {
+func (r *rk) indexSelect(s *Site, x, order *tensor, n int) *tensor {
 	o := x.withShape(n, lastDim(x))
 	o.Spike = false
 	r.emit(&opSpec{prefix: "Tensor", api: "index_select", site: s, in: []arg{x, aInt(0), order}, out: args(o)},
 		[]*tensor{x, order}, []*tensor{o}, func(g []*tensor) []*tensor {
-			gx := r.grad(x.Shape, x.DT, g[0].Mean*o.numel()/x.numel(), nz(g[0].Std*math.Sqrt(o.numel()/x.numel())))
+			gx := r.grad(x.Shape, x.DT, g[0].Mean*o.Numel()/x.Numel(), nz(g[0].Std*math.Sqrt(o.Numel()/x.Numel())))
 			flagsPass(gx, g[0])
 			gx.Zero, gx.ZeroRow = false, false
 			return []*tensor{settle(gx, g[0]), nil}
@@ -156,7 +156,7 @@ func (r *rk) indexSelect(s *site, x, order *tensor, n int) *tensor {
 }
 
 // indexAdd is Tensor.index_add_(y, 0, idx, src) into zeros y.
-func (r *rk) indexAdd(s *site, y, idx, src *tensor) *tensor {
+func (r *rk) indexAdd(s *Site, y, idx, src *tensor) *tensor {
 	n := float64(src.Shape[0]) / float64(y.Shape[0])
 	o := r.g.normal(y.Shape, src.DT, src.Mean*n, nz(src.Std*math.Sqrt(n)))
 	flagsPass(o, src)
@@ -172,7 +172,7 @@ func (r *rk) indexAdd(s *site, y, idx, src *tensor) *tensor {
 }
 
 // splitRows is the filtered Tensor.split of x into row blocks.
-func (r *rk) splitRows(s *site, x *tensor, rows []int, flags []*tensor) []*tensor {
+func (r *rk) splitRows(s *Site, x *tensor, rows []int, flags []*tensor) []*tensor {
 	outs := make([]*tensor, len(rows))
 	for i, n := range rows {
 		o := x.withShape(n, lastDim(x))
@@ -202,7 +202,7 @@ func (r *rk) splitRows(s *site, x *tensor, rows []int, flags []*tensor) []*tenso
 }
 
 // catRows is the filtered Torch.cat of row blocks.
-func (r *rk) catRows(s *site, parts []*tensor, rows int, dt dtype, h int) *tensor {
+func (r *rk) catRows(s *Site, parts []*tensor, rows int, dt DType, h int) *tensor {
 	o := &tensor{Shape: []int{rows, h}, DT: dt}
 	first := true
 	var ins []*tensor

@@ -33,7 +33,7 @@ func (r *rk) gradSync(gs *gradSet) {
 }
 
 // divInPlace is Tensor.div_(t, n).
-func (r *rk) divInPlace(s *site, t *tensor, n int) *tensor {
+func (r *rk) divInPlace(s *Site, t *tensor, n int) *tensor {
 	o := t.clone()
 	f := float64(n)
 	o.Max, o.Min, o.Mean, o.Norm, o.Std = t.Max/f, t.Min/f, t.Mean/f, t.Norm/f, t.Std/f
@@ -106,7 +106,7 @@ func (r *rk) clipGrad(gs *gradSet) {
 	cl := scalar(dtF32, math.Min(coef.Max, 1))
 	cl.NaN = coef.NaN
 	settle(cl, coef)
-	r.op(&opSpec{prefix: "Torch", api: "clamp", site: sClipClamp, vis: visFiltered, in: args(coef), kw: []kv{{"max", aFloat(1.0)}}, out: args(cl)})
+	r.op(&opSpec{prefix: "Torch", api: "clamp", site: sClipClamp, vis: visFiltered, in: args(coef), kw: []KV{{"max", aFloat(1.0)}}, out: args(cl)})
 	for _, p := range ps {
 		g := gs.p[p]
 		o := g.clone()
@@ -171,7 +171,7 @@ func (r *rk) sgd(p *param, g *tensor, pg *gen) {
 	settle(o, p.t, g)
 	o.RG = true
 	r.optOp(&opSpec{prefix: "Tensor", api: "add_", site: sSGDStep, in: []arg{p.t, g},
-		kw: []kv{{"alpha", aFloat(-sgdLR)}}, out: args(o)})
+		kw: []KV{{"alpha", aFloat(-sgdLR)}}, out: args(o)})
 	r.setParam(p, o)
 }
 
@@ -208,7 +208,7 @@ func (r *rk) adam(p *param, g *tensor, pg *gen) {
 	m2.Zero = m1.Zero && g.Zero
 	flagsAdd(m2, m1, g, false)
 	settle(m2, m1, g)
-	r.optOp(&opSpec{prefix: "Tensor", api: "add_", site: sAdamM, in: []arg{m1, g}, kw: []kv{{"alpha", aFloat(c)}}, out: args(m2)})
+	r.optOp(&opSpec{prefix: "Tensor", api: "add_", site: sAdamM, in: []arg{m1, g}, kw: []KV{{"alpha", aFloat(c)}}, out: args(m2)})
 	// exp_avg_sq.mul_(beta2)
 	v1 := p.v.clone()
 	v1.Max, v1.Min, v1.Mean, v1.Norm, v1.Std = p.v.Max*adamBeta2, p.v.Min*adamBeta2, p.v.Mean*adamBeta2, p.v.Norm*adamBeta2, p.v.Std*adamBeta2
@@ -225,19 +225,19 @@ func (r *rk) adam(p *param, g *tensor, pg *gen) {
 	}
 	v2.Mean = v1.Mean + c2*(g.Mean*g.Mean+g.Std*g.Std)
 	v2.Std = v2.Mean
-	v2.Norm = math.Sqrt(v1.Norm*v1.Norm + c2*c2*3*math.Pow(g.rms(), 4)*g.numel())
+	v2.Norm = math.Sqrt(v1.Norm*v1.Norm + c2*c2*3*math.Pow(g.rms(), 4)*g.Numel())
 	v2.Zero = v1.Zero && g.Zero
 	v2.NaN = v1.NaN || g.NaN
 	v2.PInf = v1.PInf || g.PInf || g.NInf
 	mergeRows(v2, v1, g)
 	settle(v2, v1, g)
-	r.optOp(&opSpec{prefix: "Tensor", api: "addcmul_", site: sAdamV, in: []arg{v1, g, g}, kw: []kv{{"value", aFloat(c2)}}, out: args(v2)})
+	r.optOp(&opSpec{prefix: "Tensor", api: "addcmul_", site: sAdamV, in: []arg{v1, g, g}, kw: []KV{{"value", aFloat(c2)}}, out: args(v2)})
 	// torch.sqrt(exp_avg_sq)
 	den := &tensor{Shape: p.t.Shape, DT: v2.DT}
 	den.Max, den.Min = math.Sqrt(v2.Max), math.Sqrt(math.Max(v2.Min, 0))
 	den.Mean = math.Min(den.Max, math.Sqrt(v2.Mean)*0.9)
 	den.Std = den.Mean / 2
-	den.Norm = math.Sqrt(v2.Mean * v2.numel())
+	den.Norm = math.Sqrt(v2.Mean * v2.Numel())
 	den.Zero = v2.Zero
 	den.NaN, den.PInf = v2.NaN, v2.PInf
 	mergeRows(den, v2)
@@ -275,7 +275,7 @@ func (r *rk) adam(p *param, g *tensor, pg *gen) {
 	settle(o, p.t, m2, den2)
 	o.RG = true
 	r.optOp(&opSpec{prefix: "Tensor", api: "addcdiv_", site: sAdamStep, in: []arg{p.t, m2, den2},
-		kw: []kv{{"value", aFloat(-stepSize)}}, out: args(o)})
+		kw: []KV{{"value", aFloat(-stepSize)}}, out: args(o)})
 	p.m, p.v = m2, v2
 	r.setParam(p, o)
 }

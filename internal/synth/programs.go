@@ -115,7 +115,7 @@ func (r *rk) linkView(a, b *tensor) {
 // of this step (a fault without ranks fires everywhere).
 func (r *rk) faultOn(k FaultKind) bool {
 	f := r.w.spec.Fault
-	if f == nil || f.Kind != k || !f.at(r.step) || f.MicroBatch != r.mb {
+	if f == nil || f.Kind != k || !f.At(r.step) || f.MicroBatch != r.mb {
 		return false
 	}
 	return len(f.Ranks) == 0 || slices.Contains(f.Ranks, r.rank)
@@ -171,7 +171,7 @@ func (r *rk) embed(tokens *tensor) *tensor {
 
 // castTo changes the dtype of a value produced in float32 (the features are
 // float32 whatever the model dtype; the projection casts them implicitly).
-func (r *rk) castTo(t *tensor, dt dtype) *tensor {
+func (r *rk) castTo(t *tensor, dt DType) *tensor {
 	if t.DT == dt {
 		return t
 	}
@@ -204,7 +204,7 @@ func (r *rk) buildMask(tokens *tensor) *maskInfo {
 }
 
 // callLinear calls a Linear-like module at call site s.
-func (r *rk) callLinear(m *module, s *site, x *tensor) *tensor {
+func (r *rk) callLinear(m *module, s *Site, x *tensor) *tensor {
 	r.enter(m, s, x)
 	fs := sLinearF
 	switch m.class {
@@ -227,7 +227,7 @@ func (r *rk) callLinear(m *module, s *site, x *tensor) *tensor {
 
 // tpReduce is the forward all_reduce of a row-parallel output; its
 // backward is the identity.
-func (r *rk) tpReduce(s *site, x *tensor) *tensor {
+func (r *rk) tpReduce(s *Site, x *tensor) *tensor {
 	y := r.allReduce(s, x, r.st.lay.tp)
 	if y == x {
 		return x
@@ -387,7 +387,7 @@ func (r *rk) attention(lm *layerMods, x *tensor, mk *maskInfo, maskArg arg) *ten
 			} else {
 				sc = r.maskedFill(sMaskFill, sc, mk.bool)
 			}
-			p = r.softmax(sSoftmax, "Functional", sc, []kv{{"dim", aInt(-1)}}, sc.DT)
+			p = r.softmax(sSoftmax, "Functional", sc, []KV{{"dim", aInt(-1)}}, sc.DT)
 		}
 		y4 := r.matmul(sAttnV, p, v4, []int{d.B, nh, d.S, hd})
 		y4 = r.view(sMerge, "Tensor", "transpose", y4, []int{d.B, d.S, nh, hd}, aInt(1), aInt(2))
@@ -403,7 +403,7 @@ func (r *rk) fusedSoftmax(x, mask *tensor, scale float64) *tensor {
 	n := float64(lastDim(x))
 	o := &tensor{Shape: x.Shape, DT: x.DT, Mean: 1 / n, Max: 1, Min: 0, Zero: true}
 	o.Std = 0.25
-	o.Norm = math.Sqrt(x.numel()/n) * math.Min(1, 1.6/math.Sqrt(n)+0.1)
+	o.Norm = math.Sqrt(x.Numel()/n) * math.Min(1, 1.6/math.Sqrt(n)+0.1)
 	o.NaN = x.NaN || x.PInf || x.NInf
 	if mask.FullRow {
 		o.NaN, o.born = true, true
@@ -504,7 +504,7 @@ func (r *rk) adapterFeature(lm *layerMods, x, y *tensor) *tensor {
 	d := r.w.dims
 	t := d.B * d.S
 	n := 1 + r.g.r.IntN(max(1, t/4))
-	if f := r.w.spec.Fault; f != nil && f.Kind == ReducerZeroCount && f.at(r.step) {
+	if f := r.w.spec.Fault; f != nil && f.Kind == ReducerZeroCount && f.At(r.step) {
 		n = 0
 	}
 	r.countTokens(lm.adapter, n)

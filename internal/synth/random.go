@@ -24,7 +24,7 @@ func Random(seed int64) Spec {
 	for attempt := uint64(0); attempt < 1000; attempt++ {
 		s := randomSpec(rand.New(rand.NewPCG(uint64(seed), 0x7a9d_51c3^attempt)))
 		s.Name, s.Seed = fmt.Sprintf("random-%d", seed), seed
-		if _, err := s.normalized(); err == nil {
+		if _, err := s.Normalized(); err == nil {
 			return s
 		}
 	}
@@ -135,7 +135,7 @@ func faultKinds(s *Spec) []FaultKind {
 	if s.Model != MoE {
 		ks = append(ks, CastOverflow)
 	}
-	if s.dataParallel() > 1 {
+	if s.DataParallel() > 1 {
 		ks = append(ks, AllReduceOverflow)
 		if s.LossScale && s.Model != MoE {
 			ks = append(ks, ScaledGradOverflow, ScaledGradOverflow)
@@ -164,9 +164,9 @@ func faultKinds(s *Spec) []FaultKind {
 	return ks
 }
 
-// dataParallel is the size of the data-parallel group of the dense
+// DataParallel is the size of the data-parallel group of the dense
 // parameters.
-func (s *Spec) dataParallel() int {
+func (s *Spec) DataParallel() int {
 	return s.Ranks / max(s.TP, 1) / max(s.PP, 1)
 }
 
@@ -183,7 +183,7 @@ func randomFault(c chooser, s *Spec) *Fault {
 	}
 	switch {
 	case k == AllReduceOverflow:
-		f.Value = max(21000, 1.25*65504/float64(s.dataParallel()))
+		f.Value = max(21000, 1.25*65504/float64(s.DataParallel()))
 	case k == LogNegative && c.p(0.2):
 		f.Value = 1e-300 // log of a zero feature is -inf: a forward -inf that grows into +inf
 	case k == CastOverflow && c.p(0.2):
@@ -200,10 +200,10 @@ func randomFault(c chooser, s *Spec) *Fault {
 		switch k {
 		case ExpOverflow, SqrtZeroBackward, CastOverflow, CustomAttentionBackward, SendRecvCarrier, GradKernelNaN, ScaledGradOverflow:
 			n := s.withLayers()
-			stage = n.stageOfLayer(f.Layer)
+			stage = n.StageOfLayer(f.Layer)
 		}
 	}
-	if !k.everyRank() && !k.clean() {
+	if !k.EveryRank() && !k.Clean() {
 		pool := make([]int, perStage)
 		for i := range pool {
 			pool[i] = stage*perStage + i

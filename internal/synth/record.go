@@ -17,19 +17,19 @@ const (
 	visHidden
 )
 
-// phase is the part of a training step an op runs in.
-type phase uint8
+// Phase is the part of a training step an op runs in.
+type Phase uint8
 
 const (
-	phForward phase = iota
+	phForward Phase = iota
 	phBackward
 	phSync
 	phClip
 	phOptimizer
 )
 
-// name is the verdict's name of a phase.
-func (p phase) name() string {
+// Name is the verdict's Name of a phase.
+func (p Phase) Name() string {
 	switch p {
 	case phForward:
 		return "forward"
@@ -41,8 +41,8 @@ func (p phase) name() string {
 	return "optimizer"
 }
 
-// stage is the truth's name of a phase.
-func (p phase) stage() string {
+// Stage is the truth's name of a phase.
+func (p Phase) Stage() string {
 	switch p {
 	case phForward:
 		return "forward"
@@ -55,10 +55,10 @@ func (p phase) stage() string {
 // opSpec describes one call of an API.
 type opSpec struct {
 	prefix, api string
-	site        *site
+	site        *Site
 	vis         vis
 	in          []arg
-	kw          []kv
+	kw          []KV
 	out         []arg
 	// inT/outT override the tensors used for birth detection (default:
 	// every tensor in in/kw and out).
@@ -109,7 +109,7 @@ type rk struct {
 
 	tape      []*node
 	tokens    map[*module]int // tokens that reached the modules that count them
-	ph        phase
+	ph        Phase
 	collSeq   map[*group]int
 	p2pSeq    map[p2pKey]int
 	gradCount map[*module]int
@@ -147,13 +147,13 @@ func (r *rk) entryName(prefix, api string, n int) string {
 func (r *rk) fmt() *Format { return &r.w.spec.Format }
 
 // setPhase switches phase and root context.
-func (r *rk) setPhase(p phase, ctx *[]string, module bool) {
+func (r *rk) setPhase(p Phase, ctx *[]string, module bool) {
 	r.ph = p
 	r.chain = r.st.chains.root(ctx, module)
 }
 
 // withFramesApply runs f inside an autograd Function called at s.
-func (r *rk) withFramesApply(s *site, f func()) {
+func (r *rk) withFramesApply(s *Site, f func()) {
 	prev := r.chain
 	c := r.st.chains.child(prev, s, false)
 	r.chain = r.st.chains.child(c, applySite, false)
@@ -161,7 +161,7 @@ func (r *rk) withFramesApply(s *site, f func()) {
 	r.chain = prev
 }
 
-var applySite = &site{id: -1 << 20, line: frApply}
+var applySite = &Site{ID: -1 << 20, Line: frApply}
 
 func (r *rk) parentName() string {
 	if n := len(r.mods); n > 0 {
@@ -214,9 +214,9 @@ func (r *rk) op(o *opSpec) string {
 	if inT == nil {
 		inT = collectTensors(r.tIn[:0], o.in)
 		for _, p := range o.kw {
-			if t, ok := p.v.(*tensor); ok && t != nil {
+			if t, ok := p.Value.(*tensor); ok && t != nil {
 				inT = append(inT, t)
-			} else if l, ok := p.v.(aList); ok {
+			} else if l, ok := p.Value.(aList); ok {
 				inT = collectTensors(inT, l)
 			}
 		}
@@ -252,7 +252,7 @@ func (r *rk) op(o *opSpec) string {
 				wrap = w
 			}
 		}
-		r.stacks.addAPI(stackKey{wrap, o.site.id, r.chain}, o.site.line, o.prefix, o.api, n)
+		r.stacks.addAPI(stackKey{wrap, o.site.ID, r.chain}, o.site.Line, o.prefix, o.api, n)
 	}
 	if o.vis != visHidden {
 		r.addConstruct(name, r.parentName())
@@ -271,12 +271,12 @@ func (r *rk) op(o *opSpec) string {
 }
 
 // written is every tensor of an entry's arguments, as dump.json shows them.
-func (r *rk) written(in []arg, kw []kv) []*tensor {
+func (r *rk) written(in []arg, kw []KV) []*tensor {
 	ts := collectTensors(nil, in)
 	for _, p := range kw {
-		if t, ok := p.v.(*tensor); ok && t != nil {
+		if t, ok := p.Value.(*tensor); ok && t != nil {
 			ts = append(ts, t)
-		} else if l, ok := p.v.(aList); ok {
+		} else if l, ok := p.Value.(aList); ok {
 			ts = collectTensors(ts, l)
 		}
 	}
@@ -317,7 +317,7 @@ func (r *rk) hiddenEvent(key string, in, out []*tensor) {
 }
 
 // enter starts a module call.
-func (r *rk) enter(m *module, s *site, in ...arg) {
+func (r *rk) enter(m *module, s *Site, in ...arg) {
 	n := r.modCount[m]
 	r.modCount[m] = n + 1
 	f := &modFrame{m: m, prev: r.chain, in: in}
@@ -347,10 +347,10 @@ func (r *rk) exit(out ...arg) {
 	if !r.dumped || !r.mix {
 		return
 	}
-	params := []kv{}
+	params := []KV{}
 	var pts []*tensor
 	for _, p := range f.m.params {
-		params = append(params, kv{p.key, p.t})
+		params = append(params, KV{p.key, p.t})
 		pts = append(pts, p.t)
 	}
 	r.df.forward(f.name, f.in, nil, out, params)
@@ -374,7 +374,7 @@ func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
 	k := m.path + "." + m.class
 	n := r.gradCount[m]
 	r.gradCount[m] = n + 1
-	var kvs []kv
+	var kvs []KV
 	var gts []*tensor
 	ps := m.params
 	for i := range ps {
@@ -383,7 +383,7 @@ func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
 			p = ps[len(ps)-1-i]
 		}
 		if g := grads[p]; g != nil {
-			kvs = append(kvs, kv{p.key, g})
+			kvs = append(kvs, KV{p.key, g})
 			gts = append(gts, g)
 		}
 	}
@@ -395,8 +395,8 @@ func (r *rk) paramsGrad(m *module, grads map[*param]*tensor) {
 
 // birth records that an op created non-finite values from clean inputs.
 func (r *rk) birth(name, key string, captured bool, kind string) {
-	b := birthRec{step: r.step, rank: r.rank, clk: r.st.clk, name: name, key: key, captured: captured,
-		stage: r.ph.stage(), kind: kind}
+	b := Birth{Step: r.step, Rank: r.rank, Clock: r.st.clk, Name: name, Key: key, Captured: captured,
+		Stage: r.ph.Stage(), Kind: kind}
 	if captured {
 		b.end = r.df.j.offset()
 	}

@@ -125,7 +125,7 @@ func flatCat(ts []*tensor) *tensor {
 	o := &tensor{DT: ts[0].DT}
 	n := 0.0
 	for i, t := range ts {
-		k := t.numel()
+		k := t.Numel()
 		if i == 0 {
 			o.Max, o.Min = t.Max, t.Min
 		} else {
@@ -147,7 +147,7 @@ func flatCat(ts []*tensor) *tensor {
 // allReducePieces is Distributed.all_reduce of a concatenation: the entry
 // is the concatenation's, and each piece is summed over the ranks on its
 // own (a NaN in one parameter's gradient stays in that parameter).
-func (r *rk) allReducePieces(s *site, flat *tensor, pieces []*tensor, g *group) (*tensor, []*tensor) {
+func (r *rk) allReducePieces(s *Site, flat *tensor, pieces []*tensor, g *group) (*tensor, []*tensor) {
 	kw := r.groupKw(g)
 	in := collIn{rank: r.rank, clk: r.st.clk, contaminated: r.st.contaminated, t: flat, pieces: pieces}
 	key, seed := r.nextColl('r', g)

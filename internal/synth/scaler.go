@@ -59,7 +59,7 @@ func (r *rk) scaledSync(gs *gradSet) (skip bool) {
 }
 
 // divScalar is Tensor.__truediv__ by a Python float, with no autograd.
-func (r *rk) divScalar(s *site, x *tensor, c float64) *tensor {
+func (r *rk) divScalar(s *Site, x *tensor, c float64) *tensor {
 	o := x.clone()
 	o.Max, o.Min, o.Mean, o.Norm, o.Std = x.Max/c, x.Min/c, x.Mean/c, x.Norm/c, x.Std/c
 	if c < 0 {

@@ -13,19 +13,19 @@ import (
 // the step the records of all ranks, cut where the damage of the spec cuts
 // the files, make the step's view (view.go), from which the truth is read.
 
-// holds is a set of illegitimate non-finite values.
-type holds uint8
+// Holds is a set of illegitimate non-finite values.
+type Holds uint8
 
 const (
-	hNaN holds = 1 << iota
+	hNaN Holds = 1 << iota
 	hPInf
 	hNInf
 )
 
-func (h holds) has(x holds) bool { return h&x != 0 }
+func (h Holds) has(x Holds) bool { return h&x != 0 }
 
 // kind names what a set of values holds: nan when it holds NaN, else inf.
-func (h holds) kind() string {
+func (h Holds) kind() string {
 	if h.has(hNaN) {
 		return "nan"
 	}
@@ -34,8 +34,8 @@ func (h holds) kind() string {
 
 // holdsOf is what the tensors hold that is not legitimate, as their Max
 // and Min show it (a tensor with a NaN shows NaN in both).
-func holdsOf(ts ...*tensor) holds {
-	var h holds
+func holdsOf(ts ...*tensor) Holds {
+	var h Holds
 	for _, t := range ts {
 		if !t.tainted() {
 			continue
@@ -93,7 +93,7 @@ type instID struct {
 // collSide is one rank's side of a collective instance.
 type collSide struct {
 	inst       instID
-	send, recv holds
+	send, recv Holds
 	members    []int // participants, ascending
 }
 
@@ -105,10 +105,10 @@ type seenEntry struct {
 	kind entKind
 	// ph is the phase the analysis sees, phys the one the simulation ran
 	// the call in (they differ where the dump cannot tell, see view.go).
-	ph, phys phase
+	ph, phys Phase
 	// in, out: illegitimate non-finite values in the inputs and outputs;
 	// inParams: those under a module entry's parameters.
-	in, out, inParams holds
+	in, out, inParams Holds
 	// inNeg, outNeg: -inf anywhere, legitimate or not.
 	inNeg, outNeg bool
 	// legitNeg: the entry makes -inf on purpose (a mask) or has a -inf
@@ -232,7 +232,7 @@ type noted struct {
 	name            string
 	kind            entKind
 	op              apiKey // the op (name without counter and direction)
-	site            *site  // the call site of an API entry
+	site            *Site  // the call site of an API entry
 	in, out, params []*tensor
 	legitNeg        bool
 	coll            *collSpec
@@ -279,8 +279,8 @@ func (r *rk) noteEntry(n noted) {
 
 // backwardFrame reports a stack with a frame of a function named backward:
 // a call from an autograd backward.
-func (r *rk) backwardFrame(s *site) bool {
-	if s != nil && strings.Contains(s.line, ", in backward, ") {
+func (r *rk) backwardFrame(s *Site) bool {
+	if s != nil && strings.Contains(s.Line, ", in backward, ") {
 		return true
 	}
 	c := r.st.chains
@@ -292,14 +292,14 @@ func (r *rk) backwardFrame(s *site) bool {
 }
 
 // negArg reports a -inf among non-tensor arguments.
-func negArg(in []arg, kw []kv) bool {
+func negArg(in []arg, kw []KV) bool {
 	for _, a := range in {
 		if f, ok := a.(aFloat); ok && math.IsInf(float64(f), -1) {
 			return true
 		}
 	}
 	for _, p := range kw {
-		if f, ok := p.v.(aFloat); ok && math.IsInf(float64(f), -1) {
+		if f, ok := p.Value.(aFloat); ok && math.IsInf(float64(f), -1) {
 			return true
 		}
 	}

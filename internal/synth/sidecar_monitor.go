@@ -235,7 +235,7 @@ func appendMonitorStats(b []byte, t *tensor, ops []string) []byte {
 		switch op {
 		case "nans":
 			nans := 0.0
-			if t.DT.isFloat() && t.NaN && !t.Empty {
+			if t.DT.IsFloat() && t.NaN && !t.Empty {
 				nans = nanCount(t)
 			}
 			b = appendMonitorFloat(b, nans)
@@ -267,11 +267,11 @@ func appendMonitorStats(b []byte, t *tensor, ops []string) []byte {
 
 // appendMonitorExtreme appends the min, max or mean of t.
 func appendMonitorExtreme(b []byte, t *tensor, op string) []byte {
-	if t.Empty || t.numel() <= 0 {
+	if t.Empty || t.Numel() <= 0 {
 		// torch.min of an empty tensor raises; the monitor writes nan
 		return append(b, "nan"...)
 	}
-	if !t.DT.isFloat() {
+	if !t.DT.IsFloat() {
 		// integer and bool tensors hold their exact extremes
 		switch op {
 		case "min":
@@ -281,7 +281,7 @@ func appendMonitorExtreme(b []byte, t *tensor, op string) []byte {
 		}
 		return appendMonitorFloat(b, (t.Min+t.Max)/2)
 	}
-	mx, mn, mean, _ := t.stats()
+	mx, mn, mean, _ := t.Stats()
 	switch op {
 	case "min":
 		return appendMonitorFloat(b, mn)
@@ -308,7 +308,7 @@ func appendMonitorFloat(b []byte, x float64) []byte {
 
 // monitorNorm is torch.norm(t.to(float64)).
 func monitorNorm(t *tensor) float64 {
-	n := t.numel()
+	n := t.Numel()
 	switch {
 	case t.Empty || n <= 0:
 		return 0
@@ -333,7 +333,7 @@ func monitorNorm(t *tensor) float64 {
 // nanCount estimates the NaN elements of t: the rows they are confined to,
 // else every element.
 func nanCount(t *tensor) float64 {
-	n := t.numel()
+	n := t.Numel()
 	if t.Rows != 0 && len(t.Shape) > 0 && t.Shape[0] > 0 {
 		rows := min(bits.OnesCount64(t.Rows), t.Shape[0])
 		n = float64(rows) * n / float64(t.Shape[0])

@@ -446,7 +446,7 @@ func TestSidecarFiles(t *testing.T) {
 
 func mustNormalized(t *testing.T, s Spec) *Spec {
 	t.Helper()
-	n, err := s.normalized()
+	n, err := s.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}

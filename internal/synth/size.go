@@ -47,7 +47,7 @@ func Fit(spec Spec) (Spec, error) {
 		f.MicroBatch = 0
 		p.Fault = &f
 	}
-	n, err := p.normalized()
+	n, err := p.Normalized()
 	if err != nil {
 		return spec, err
 	}

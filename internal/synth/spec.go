@@ -195,9 +195,9 @@ type Spec struct {
 	TargetFileBytes int64
 }
 
-// normalized returns a copy of s with defaults filled in, or an error when
+// Normalized returns a copy of s with defaults filled in, or an error when
 // the spec is inconsistent.
-func (s Spec) normalized() (*Spec, error) {
+func (s Spec) Normalized() (*Spec, error) {
 	n := s
 	n.Steps = slices.Clone(s.Steps)
 	n.Damage = slices.Clone(s.Damage)
@@ -343,7 +343,7 @@ func (s Spec) normalized() (*Spec, error) {
 		}
 		slices.Sort(f.Ranks)
 		f.Ranks = slices.Compact(f.Ranks)
-		if len(f.Ranks) == 0 && !f.Kind.clean() && !f.Kind.everyRank() {
+		if len(f.Ranks) == 0 && !f.Kind.Clean() && !f.Kind.EveryRank() {
 			return nil, fmt.Errorf("synth: fault %v needs at least one rank", f.Kind)
 		}
 		if err := n.applyFault(f); err != nil {
@@ -387,7 +387,7 @@ func (s Spec) normalized() (*Spec, error) {
 // applyFault adjusts the model features a fault kind needs.
 func (n *Spec) applyFault(f *Fault) error {
 	last := n.Steps[len(n.Steps)-1]
-	if !f.Kind.clean() && f.Step > last {
+	if !f.Kind.Clean() && f.Step > last {
 		return fmt.Errorf("synth: fault step %d after the last dumped step %d", f.Step, last)
 	}
 	if n.Model == Pipeline {
@@ -396,7 +396,7 @@ func (n *Spec) applyFault(f *Fault) error {
 		case LogNegative, MaskedSoftmaxNaN, Uncaptured:
 			want = 0
 		case ExpOverflow, SqrtZeroBackward, CastOverflow, CustomAttentionBackward, SendRecvCarrier, GradKernelNaN, ScaledGradOverflow:
-			want = n.stageOfLayer(f.Layer)
+			want = n.StageOfLayer(f.Layer)
 		}
 		for _, r := range f.Ranks {
 			if want >= 0 && r/(n.Ranks/n.PP) != want {
@@ -431,7 +431,7 @@ func (n *Spec) applyFault(f *Fault) error {
 		if n.Model != Pipeline {
 			return errors.New("synth: sendrecv-carrier needs the pipeline model")
 		}
-		if n.stageOfLayer(f.Layer) == n.PP-1 {
+		if n.StageOfLayer(f.Layer) == n.PP-1 {
 			return errors.New("synth: sendrecv-carrier needs a fault layer before the last stage")
 		}
 	case AllToAllCarrier:
@@ -452,8 +452,8 @@ func (n *Spec) applyFault(f *Fault) error {
 	return nil
 }
 
-// stageOfLayer returns the pipeline stage holding a layer.
-func (n *Spec) stageOfLayer(layer int) int {
+// StageOfLayer returns the pipeline stage holding a layer.
+func (n *Spec) StageOfLayer(layer int) int {
 	per := (n.Layers + n.PP - 1) / n.PP
 	return min(layer/per, n.PP-1)
 }

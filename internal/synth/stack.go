@@ -14,80 +14,80 @@ const (
 	reducerPy  = "/home/user/job/reducer.py"
 )
 
-// site is one line of Python source: a call site of an op or a module.
-type site struct {
-	id   int32
-	line string // "File ..., line N, in fn, \n src"
+// Site is one line of Python source: a call Site of an op or a module.
+type Site struct {
+	ID   int32
+	Line string // "File ..., line N, in fn, \n src"
 }
 
 var siteCount int32
 
-func mkSite(file string, line int, fn, src string) *site {
+func mkSite(file string, line int, fn, src string) *Site {
 	siteCount++
-	return &site{id: siteCount, line: "File " + file + ", line " + strconv.Itoa(line) + ", in " + fn + ", \n " + src}
+	return &Site{ID: siteCount, Line: "File " + file + ", line " + strconv.Itoa(line) + ", in " + fn + ", \n " + src}
 }
 
-func model(line int, fn, src string) *site { return mkSite(modelPy, line, fn, src) }
-func train(line int, fn, src string) *site { return mkSite(trainPy, line, fn, src) }
-func torchf(file string, line int, fn, src string) *site {
+func model(line int, fn, src string) *Site { return mkSite(modelPy, line, fn, src) }
+func train(line int, fn, src string) *Site { return mkSite(trainPy, line, fn, src) }
+func torchf(file string, line int, fn, src string) *Site {
 	return mkSite(torchDir+"/"+file, line, fn, src)
 }
 
 // Frames of the machinery between a call site and the callee.
 var (
-	frCallImpl = torchf("nn/modules/module.py", 1527, "_call_impl", "return forward_call(*args, **kwargs)").line
-	frWrapped  = torchf("nn/modules/module.py", 1518, "_wrapped_call_impl", "return self._call_impl(*args, **kwargs)").line
-	frHook     = torchf("nn/modules/module.py", 1561, "_call_impl", "args_result = hook(self, args)").line
-	frApply    = torchf("autograd/function.py", 539, "apply", "return super().apply(*args, **kwargs)  # type: ignore[misc]").line
-	frBwdApply = torchf("autograd/function.py", 288, "apply", "return user_fn(self, *args)").line
-	frRegistry = mkSite(msprobeDir+"/core/dump/api_dump/api_registry.py", 95, "api_function", "return api_instance(*args, **kwargs)").line
+	frCallImpl = torchf("nn/modules/module.py", 1527, "_call_impl", "return forward_call(*args, **kwargs)").Line
+	frWrapped  = torchf("nn/modules/module.py", 1518, "_wrapped_call_impl", "return self._call_impl(*args, **kwargs)").Line
+	frHook     = torchf("nn/modules/module.py", 1561, "_call_impl", "args_result = hook(self, args)").Line
+	frApply    = torchf("autograd/function.py", 539, "apply", "return super().apply(*args, **kwargs)  # type: ignore[misc]").Line
+	frBwdApply = torchf("autograd/function.py", 288, "apply", "return user_fn(self, *args)").Line
+	frRegistry = mkSite(msprobeDir+"/core/dump/api_dump/api_registry.py", 95, "api_function", "return api_instance(*args, **kwargs)").Line
 )
 
 // wrapper frames of msprobe stack v1, by API prefix.
 var v1Wrappers = map[string]string{
-	"Tensor":      mkSite(msprobeDir+"/pytorch/hook_module/wrap_tensor.py", 61, "tensor_op_template", "return TensorOPTemplate(op_name, hook)(*args, **kwargs)").line,
-	"Torch":       mkSite(msprobeDir+"/pytorch/hook_module/wrap_torch.py", 69, "torch_op_template", "return TorchOPTemplate(op_name, hook)(*args, **kwargs)").line,
-	"Functional":  mkSite(msprobeDir+"/pytorch/hook_module/wrap_functional.py", 80, "functional_op_template", "return FunctionalOPTemplate(op_name, hook)(*args, **kwargs)").line,
-	"Distributed": mkSite(msprobeDir+"/pytorch/hook_module/wrap_distributed.py", 68, "distributed_op_template", "return DistributedOPTemplate(op_name, hook)(*args, **kwargs)").line,
+	"Tensor":      mkSite(msprobeDir+"/pytorch/hook_module/wrap_tensor.py", 61, "tensor_op_template", "return TensorOPTemplate(op_name, hook)(*args, **kwargs)").Line,
+	"Torch":       mkSite(msprobeDir+"/pytorch/hook_module/wrap_torch.py", 69, "torch_op_template", "return TorchOPTemplate(op_name, hook)(*args, **kwargs)").Line,
+	"Functional":  mkSite(msprobeDir+"/pytorch/hook_module/wrap_functional.py", 80, "functional_op_template", "return FunctionalOPTemplate(op_name, hook)(*args, **kwargs)").Line,
+	"Distributed": mkSite(msprobeDir+"/pytorch/hook_module/wrap_distributed.py", 68, "distributed_op_template", "return DistributedOPTemplate(op_name, hook)(*args, **kwargs)").Line,
 }
 
 // Outer frames of the training script.
 var (
-	frTrainLoop = train(212, "train", "loss = train_step(model, batch, optimizer)").line
-	frMain      = train(268, "main", "train(args, model, optimizer, loader)").line
-	frModule    = train(272, "<module>", "main()").line
+	frTrainLoop = train(212, "train", "loss = train_step(model, batch, optimizer)").Line
+	frMain      = train(268, "main", "train(args, model, optimizer, loader)").Line
+	frModule    = train(272, "<module>", "main()").Line
 )
 
 // Root contexts: where code outside any module runs.
 var (
-	ctxModel = []string{train(143, "train_step", "logits = model(batch)").line, frTrainLoop, frMain, frModule}
+	ctxModel = []string{train(143, "train_step", "logits = model(batch)").Line, frTrainLoop, frMain, frModule}
 	ctxTrain = []string{frTrainLoop, frMain, frModule}
-	ctxSync  = []string{train(147, "train_step", "allreduce_grads(model, dp_group)").line, frTrainLoop, frMain, frModule}
-	ctxClip  = []string{train(149, "train_step", "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)").line, frTrainLoop, frMain, frModule}
+	ctxSync  = []string{train(147, "train_step", "allreduce_grads(model, dp_group)").Line, frTrainLoop, frMain, frModule}
+	ctxClip  = []string{train(149, "train_step", "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)").Line, frTrainLoop, frMain, frModule}
 	ctxAdam  = []string{
-		torchf("optim/adam.py", 281, "adam", "func(params,").line,
-		torchf("optim/adam.py", 166, "step", "adam(").line,
-		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").line,
-		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").line,
-		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
+		torchf("optim/adam.py", 281, "adam", "func(params,").Line,
+		torchf("optim/adam.py", 166, "step", "adam(").Line,
+		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").Line,
+		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").Line,
+		train(152, "train_step", "optimizer.step()").Line, frTrainLoop, frMain, frModule}
 	ctxSGD = []string{
-		torchf("optim/sgd.py", 202, "sgd", "func(params,").line,
-		torchf("optim/sgd.py", 151, "step", "sgd(params_with_grad,").line,
-		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").line,
-		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").line,
-		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
-	ctxZeroSync = []string{train(147, "train_step", "reduce_grads(model, dp_group)").line, frTrainLoop, frMain, frModule}
-	ctxZeroStep = []string{mkSite(zeroPy, 61, "step", "self.broadcast_params()").line,
-		train(152, "train_step", "optimizer.step()").line, frTrainLoop, frMain, frModule}
-	ctxReducer = []string{train(147, "train_step", "reducer.reduce(model)").line, frTrainLoop, frMain, frModule}
+		torchf("optim/sgd.py", 202, "sgd", "func(params,").Line,
+		torchf("optim/sgd.py", 151, "step", "sgd(params_with_grad,").Line,
+		torchf("optim/optimizer.py", 76, "_use_grad", "ret = func(self, *args, **kwargs)").Line,
+		torchf("optim/optimizer.py", 373, "wrapper", "out = func(*args, **kwargs)").Line,
+		train(152, "train_step", "optimizer.step()").Line, frTrainLoop, frMain, frModule}
+	ctxZeroSync = []string{train(147, "train_step", "reduce_grads(model, dp_group)").Line, frTrainLoop, frMain, frModule}
+	ctxZeroStep = []string{mkSite(zeroPy, 61, "step", "self.broadcast_params()").Line,
+		train(152, "train_step", "optimizer.step()").Line, frTrainLoop, frMain, frModule}
+	ctxReducer = []string{train(147, "train_step", "reducer.reduce(model)").Line, frTrainLoop, frMain, frModule}
 	ctxBwdFn   = []string{frBwdApply,
-		torchf("autograd/__init__.py", 251, "backward", "Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass").line,
-		torchf("_tensor.py", 522, "backward", "torch.autograd.backward(").line,
-		train(146, "train_step", "loss.backward()").line, frTrainLoop, frMain, frModule}
-	ctxPipeFwd  = []string{train(140, "train_step", "recv_forward(stage_input, prev_rank)").line, frTrainLoop, frMain, frModule}
-	ctxPipeSend = []string{train(144, "train_step", "send_forward(output, next_rank)").line, frTrainLoop, frMain, frModule}
-	ctxPipeRecv = []string{train(145, "train_step", "grad = recv_backward(output, next_rank)").line, frTrainLoop, frMain, frModule}
-	ctxPipeBack = []string{train(146, "train_step", "send_backward(stage_input, prev_rank)").line, frTrainLoop, frMain, frModule}
+		torchf("autograd/__init__.py", 251, "backward", "Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass").Line,
+		torchf("_tensor.py", 522, "backward", "torch.autograd.backward(").Line,
+		train(146, "train_step", "loss.backward()").Line, frTrainLoop, frMain, frModule}
+	ctxPipeFwd  = []string{train(140, "train_step", "recv_forward(stage_input, prev_rank)").Line, frTrainLoop, frMain, frModule}
+	ctxPipeSend = []string{train(144, "train_step", "send_forward(output, next_rank)").Line, frTrainLoop, frMain, frModule}
+	ctxPipeRecv = []string{train(145, "train_step", "grad = recv_backward(output, next_rank)").Line, frTrainLoop, frMain, frModule}
+	ctxPipeBack = []string{train(146, "train_step", "send_backward(stage_input, prev_rank)").Line, frTrainLoop, frMain, frModule}
 )
 
 // Sites of ops and module calls. Lines are stable per call site.
@@ -257,15 +257,15 @@ func (c *chains) root(ctx *[]string, module bool) int32 {
 }
 
 // child returns the chain for a call from chain parent at site s.
-func (c *chains) child(parent int32, s *site, module bool) int32 {
-	k := chainKey{parent, s.id}
+func (c *chains) child(parent int32, s *Site, module bool) int32 {
+	k := chainKey{parent, s.ID}
 	if !module {
-		k.site = -s.id
+		k.site = -s.ID
 	}
 	if id, ok := c.idx[k]; ok {
 		return id
 	}
-	c.nodes = append(c.nodes, chainNode{parent: parent, module: module, frames: []string{s.line}})
+	c.nodes = append(c.nodes, chainNode{parent: parent, module: module, frames: []string{s.Line}})
 	id := int32(len(c.nodes) - 1)
 	c.idx[k] = id
 	return id

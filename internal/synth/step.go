@@ -119,7 +119,7 @@ func accumulateMicro(a, b *tensor) *tensor {
 		o.Max = math.Max(o.Max, math.Max(a.Max, b.Max))
 		o.Spike = true
 	}
-	if o.numel() <= 1 {
+	if o.Numel() <= 1 {
 		o.Max, o.Min, o.Norm = o.Mean, o.Mean, math.Abs(o.Mean)
 	}
 	flagsAdd(o, a, b, false)

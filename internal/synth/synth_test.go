@@ -203,7 +203,7 @@ func TestFilesWellFormed(t *testing.T) {
 				damaged[fmt.Sprintf("step%d/rank%d", d.Step, d.Rank)] = d
 			}
 			cleanBefore := math.MaxInt
-			if f := sc.Spec.Fault; f != nil && !f.Kind.clean() {
+			if f := sc.Spec.Fault; f != nil && !f.Kind.Clean() {
 				cleanBefore = f.Step
 			}
 			if tr.Anomaly {
@@ -446,11 +446,11 @@ func TestTruthMatchesFiles(t *testing.T) {
 // moves the anomaly to ranks that had none.
 func checkTruthFiles(t *testing.T, spec Spec, root string, tr *Truth) {
 	t.Helper()
-	s, err := spec.normalized()
+	s, err := spec.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean := s.Fault == nil || s.Fault.Kind.clean()
+	clean := s.Fault == nil || s.Fault.Kind.Clean()
 	if clean && (tr.Anomaly || len(tr.Recovered) > 0) {
 		t.Fatalf("anomaly %v, recovered %v for fault %+v", tr.Anomaly, tr.Recovered, s.Fault)
 	}
@@ -664,7 +664,7 @@ func TestRandomSpecs(t *testing.T) {
 		if !bytes.Equal(ja, jb) {
 			t.Fatalf("seed %d: two specs", seed)
 		}
-		if _, err := a.normalized(); err != nil {
+		if _, err := a.Normalized(); err != nil {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 		if a.Ranks < 1 || a.Ranks > 16 {

@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 )
 
-// dtype is a torch dtype as msprobe names it.
-type dtype uint8
+// DType is a torch DType as msprobe names it.
+type DType uint8
 
 const (
-	dtF32 dtype = iota
+	dtF32 DType = iota
 	dtBF16
 	dtF16
 	dtI64
@@ -18,9 +18,9 @@ const (
 
 var dtypeNames = [...]string{"torch.float32", "torch.bfloat16", "torch.float16", "torch.int64", "torch.bool"}
 
-func (d dtype) String() string { return dtypeNames[d] }
+func (d DType) String() string { return dtypeNames[d] }
 
-func dtypeByName(s string) (dtype, bool) {
+func dtypeByName(s string) (DType, bool) {
 	switch s {
 	case "float32":
 		return dtF32, true
@@ -32,10 +32,10 @@ func dtypeByName(s string) (dtype, bool) {
 	return 0, false
 }
 
-func (d dtype) isFloat() bool { return d <= dtF16 }
+func (d DType) IsFloat() bool { return d <= dtF16 }
 
-// maxFinite is the largest finite value of a floating dtype.
-func (d dtype) maxFinite() float64 {
+// MaxFinite is the largest finite value of a floating dtype.
+func (d DType) MaxFinite() float64 {
 	switch d {
 	case dtBF16:
 		return 3.3895313892515355e+38
@@ -45,9 +45,9 @@ func (d dtype) maxFinite() float64 {
 	return math.MaxFloat32
 }
 
-// round rounds x to the nearest value of the dtype (round half to even), the
+// Round rounds x to the nearest value of the dtype (Round half to even), the
 // way a statistic computed in that dtype comes out.
-func (d dtype) round(x float64) float64 {
+func (d DType) Round(x float64) float64 {
 	switch d {
 	case dtF32:
 		return float64(float32(x))
@@ -90,7 +90,7 @@ func roundF16(x float64) float64 {
 // finite elements, and which non-finite values it holds.
 type tensor struct {
 	Shape []int
-	DT    dtype
+	DT    DType
 	// Max, Min, Mean, Norm describe the finite elements (for integer and
 	// bool tensors Max and Min hold the exact values). Std is the spread
 	// the rules derive new tensors from.
@@ -132,7 +132,7 @@ func (t *tensor) allZero() bool {
 // tainted reports non-finite values that are not legitimate.
 func (t *tensor) tainted() bool { return t != nil && t.nonFinite() && !t.Legit }
 
-func (t *tensor) numel() float64 {
+func (t *tensor) Numel() float64 {
 	n := 1.0
 	for _, d := range t.Shape {
 		n *= float64(d)
@@ -142,7 +142,7 @@ func (t *tensor) numel() float64 {
 
 // rms is the root mean square of the finite elements.
 func (t *tensor) rms() float64 {
-	n := t.numel()
+	n := t.Numel()
 	if n <= 0 {
 		return 0
 	}
@@ -160,8 +160,8 @@ func (t *tensor) clone() *tensor {
 func (t *tensor) withShape(shape ...int) *tensor {
 	c := t.clone()
 	c.Shape = shape
-	n := c.numel()
-	if on := t.numel(); on > 0 && n != on {
+	n := c.Numel()
+	if on := t.Numel(); on > 0 && n != on {
 		c.Norm = t.Norm * math.Sqrt(n/on)
 	}
 	return c
@@ -231,9 +231,9 @@ func (g *gen) extreme(n float64) float64 {
 }
 
 // normal returns a tensor whose elements look like N(mean, std²).
-func (g *gen) normal(shape []int, dt dtype, mean, std float64) *tensor {
+func (g *gen) normal(shape []int, dt DType, mean, std float64) *tensor {
 	t := &tensor{Shape: shape, DT: dt, Std: math.Abs(std)}
-	n := t.numel()
+	n := t.Numel()
 	switch {
 	case n <= 0:
 		t.Empty = true
@@ -251,9 +251,9 @@ func (g *gen) normal(shape []int, dt dtype, mean, std float64) *tensor {
 
 // positive returns a tensor of non-negative values with the given mean and
 // maximum; min is its smallest value.
-func (g *gen) positive(shape []int, dt dtype, min, mean, max float64) *tensor {
+func (g *gen) positive(shape []int, dt DType, min, mean, max float64) *tensor {
 	t := &tensor{Shape: shape, DT: dt}
-	n := t.numel()
+	n := t.Numel()
 	if n <= 0 {
 		t.Empty = true
 		return t
@@ -275,18 +275,18 @@ func (g *gen) positive(shape []int, dt dtype, min, mean, max float64) *tensor {
 }
 
 // zeros returns a tensor of zeros.
-func zeros(shape []int, dt dtype) *tensor {
+func zeros(shape []int, dt DType) *tensor {
 	t := &tensor{Shape: shape, DT: dt, Zero: true, ZeroRow: true}
-	if t.numel() <= 0 {
+	if t.Numel() <= 0 {
 		t.Empty = true
 	}
 	return t
 }
 
 // constant returns a tensor whose elements all equal v.
-func constant(shape []int, dt dtype, v float64) *tensor {
+func constant(shape []int, dt DType, v float64) *tensor {
 	t := &tensor{Shape: shape, DT: dt, Max: v, Min: v, Mean: v}
-	n := t.numel()
+	n := t.Numel()
 	t.Norm = math.Abs(v) * math.Sqrt(n)
 	if v == 0 {
 		t.Zero, t.ZeroRow = true, true
@@ -298,14 +298,14 @@ func constant(shape []int, dt dtype, v float64) *tensor {
 }
 
 // scalar returns a 0-dim tensor.
-func scalar(dt dtype, v float64) *tensor {
+func scalar(dt DType, v float64) *tensor {
 	return constant([]int{}, dt, v)
 }
 
 // ints returns an integer tensor with values in [lo, hi].
 func ints(shape []int, lo, hi int64) *tensor {
 	t := &tensor{Shape: shape, DT: dtI64, Max: float64(hi), Min: float64(lo)}
-	if t.numel() <= 0 {
+	if t.Numel() <= 0 {
 		t.Empty = true
 	}
 	if len(shape) == 0 {
@@ -329,10 +329,10 @@ func bools(shape []int, anyTrue, allTrue bool) *tensor {
 // fin applies the dtype's range: finite statistics beyond the largest
 // finite value mean the computation overflowed to Inf.
 func (t *tensor) fin() *tensor {
-	if !t.DT.isFloat() || t.NaN || t.Empty {
+	if !t.DT.IsFloat() || t.NaN || t.Empty {
 		return t
 	}
-	lim := t.DT.maxFinite()
+	lim := t.DT.MaxFinite()
 	if t.Max > lim && !t.NoFinite {
 		t.PInf, t.born = true, true
 		t.Max = lim
@@ -343,17 +343,17 @@ func (t *tensor) fin() *tensor {
 	}
 	if t.Norm > 0 && !t.PInf && !t.NInf {
 		// the finite-part norm may not exceed what the elements allow
-		if m := math.Max(math.Abs(t.Max), math.Abs(t.Min)) * math.Sqrt(t.numel()); t.Norm > m && m > 0 {
+		if m := math.Max(math.Abs(t.Max), math.Abs(t.Min)) * math.Sqrt(t.Numel()); t.Norm > m && m > 0 {
 			t.Norm = m
 		}
 	}
 	return t
 }
 
-// stats returns Max, Min, Mean, Norm as msprobe writes them for a floating
+// Stats returns Max, Min, Mean, Norm as msprobe writes them for a floating
 // tensor: NaN anywhere makes all four NaN, +Inf shows in Max (and Mean,
 // Norm), -Inf in Min (and Mean, Norm), both make Mean NaN.
-func (t *tensor) stats() (mx, mn, mean, norm float64) {
+func (t *tensor) Stats() (mx, mn, mean, norm float64) {
 	nan, inf := math.NaN(), math.Inf(1)
 	if t.NaN {
 		return nan, nan, nan, nan
@@ -381,7 +381,7 @@ func (t *tensor) stats() (mx, mn, mean, norm float64) {
 		}
 	}
 	d := t.DT
-	return d.round(mx), d.round(mn), d.round(mean), d.round(norm)
+	return d.Round(mx), d.Round(mn), d.Round(mean), d.Round(norm)
 }
 
 // anyTainted reports whether one of the tensors has illegitimate

@@ -19,7 +19,7 @@ type tensorKey struct {
 	stats [4]uint64 // bits of Max, Min, Mean, Norm as written (or raw for int and bool)
 	shape [maxCachedDims]int64
 	ndim  int8
-	dt    dtype
+	dt    DType
 	empty bool
 	rg    bool
 	depth int32
@@ -52,7 +52,7 @@ func keyOf(t *tensor, d int) (tensorKey, bool) {
 	case t.DT == dtBool || t.DT == dtI64:
 		k.stats[0], k.stats[1] = math.Float64bits(t.Max), math.Float64bits(t.Min)
 	default:
-		mx, mn, mean, norm := t.stats()
+		mx, mn, mean, norm := t.Stats()
 		k.stats = [4]uint64{math.Float64bits(mx), math.Float64bits(mn), math.Float64bits(mean), math.Float64bits(norm)}
 	}
 	return k, true

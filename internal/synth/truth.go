@@ -115,7 +115,7 @@ func (w *world) truth() *Truth {
 	t.Step = res.v.step
 	t.Ranks = slices.Clone(o.ranks)
 	t.Op = o.root.name
-	t.Stage, t.Phase = o.ph.stage(), o.ph.name()
+	t.Stage, t.Phase = o.ph.Stage(), o.ph.Name()
 	t.Kind, t.Tie, t.Captured, t.Unread = o.kind, o.tie, o.captured, o.unread
 	if t.Kind == "inf" {
 		if e := res.v.ranks[o.main].firstNaNFrom(o.root.pos); e != nil {

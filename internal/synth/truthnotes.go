@@ -10,11 +10,11 @@ import (
 func (w *world) cleanNotes() []string {
 	n := []string{"no op creates a non-finite value from clean inputs"}
 	if b := w.firstBirth(); b != nil {
-		name := b.name
+		name := b.Name
 		if name == "" {
-			name = "an unhooked " + b.key[len("hidden:"):]
+			name = "an unhooked " + b.Key[len("hidden:"):]
 		}
-		n = []string{fmt.Sprintf("the simulation's first birth, %s on rank(s) %s at step %d, leaves no lasting trace in the dumped steps", name, rankList(w.birthRanks(b)), b.step)}
+		n = []string{fmt.Sprintf("the simulation's first birth, %s on rank(s) %s at step %d, leaves no lasting trace in the dumped steps", name, rankList(w.birthRanks(b)), b.Step)}
 	}
 	f := w.spec.Fault
 	if f != nil && f.Kind == GarbageBuffers {
@@ -94,25 +94,25 @@ func (w *world) notes(t *Truth) []string {
 	if o := w.walk.originOf(); o != nil {
 		switch {
 		case o.root.ph != o.root.phys && !o.captured:
-			n = append(n, fmt.Sprintf("the dump has no backward entry: README rule 3 places %s in the %s phase; the simulation ran it in the %s phase", o.root.name, o.ph.name(), o.root.phys.name()))
+			n = append(n, fmt.Sprintf("the dump has no backward entry: README rule 3 places %s in the %s phase; the simulation ran it in the %s phase", o.root.name, o.ph.Name(), o.root.phys.Name()))
 		case o.rule8 != o.weights:
 			if o.rule8 {
 				n = append(n, fmt.Sprintf("README 6.8 reads %s as weights the previous update wrote (stage optimizer); its non-finite inputs are not weights", o.root.name))
 			} else {
-				n = append(n, fmt.Sprintf("the non-finite inputs of %s are weights an earlier update wrote, which README 6.8 cannot tell from the dump (stage %s)", o.root.name, o.ph.stage()))
+				n = append(n, fmt.Sprintf("the non-finite inputs of %s are weights an earlier update wrote, which README 6.8 cannot tell from the dump (stage %s)", o.root.name, o.ph.Stage()))
 			}
 		}
 	}
 	if b := w.firstBirth(); b != nil {
-		name := b.name
+		name := b.Name
 		if name == "" {
-			name = "an unhooked " + b.key[len("hidden:"):]
+			name = "an unhooked " + b.Key[len("hidden:"):]
 		}
 		switch {
-		case !slices.Contains(s.Steps, b.step):
-			n = append(n, fmt.Sprintf("the simulation's first birth, %s on rank(s) %s (%s), is at step %d, which is not dumped", name, rankList(w.birthRanks(b)), b.stage, b.step))
-		case b.step != t.Step || !slices.Equal(w.birthRanks(b), t.Ranks) || (b.captured && b.name != t.Op):
-			n = append(n, fmt.Sprintf("the simulation's first birth is %s on rank(s) %s at step %d (%s); the dump shows it as above", name, rankList(w.birthRanks(b)), b.step, b.stage))
+		case !slices.Contains(s.Steps, b.Step):
+			n = append(n, fmt.Sprintf("the simulation's first birth, %s on rank(s) %s (%s), is at step %d, which is not dumped", name, rankList(w.birthRanks(b)), b.Stage, b.Step))
+		case b.Step != t.Step || !slices.Equal(w.birthRanks(b), t.Ranks) || (b.Captured && b.Name != t.Op):
+			n = append(n, fmt.Sprintf("the simulation's first birth is %s on rank(s) %s at step %d (%s); the dump shows it as above", name, rankList(w.birthRanks(b)), b.Step, b.Stage))
 		}
 	}
 	return n
@@ -120,12 +120,12 @@ func (w *world) notes(t *Truth) []string {
 
 // firstBirth is the simulation's first op that made illegitimate
 // non-finite values from clean inputs, nil when none did.
-func (w *world) firstBirth() *birthRec {
-	var best *birthRec
+func (w *world) firstBirth() *Birth {
+	var best *Birth
 	for _, st := range w.ranks {
 		for i := range st.births {
 			b := &st.births[i]
-			if best == nil || b.step < best.step || (b.step == best.step && (b.clk < best.clk || (b.clk == best.clk && b.rank < best.rank))) {
+			if best == nil || b.Step < best.Step || (b.Step == best.Step && (b.Clock < best.Clock || (b.Clock == best.Clock && b.Rank < best.Rank))) {
 				best = b
 			}
 			break
@@ -136,11 +136,11 @@ func (w *world) firstBirth() *birthRec {
 
 // birthRanks are the ranks whose first birth is the same op at the same
 // step as b.
-func (w *world) birthRanks(b *birthRec) []int {
+func (w *world) birthRanks(b *Birth) []int {
 	var out []int
 	for _, st := range w.ranks {
 		for _, x := range st.births {
-			if x.step == b.step && x.key == b.key {
+			if x.Step == b.Step && x.Key == b.Key {
 				out = append(out, st.rank)
 				break
 			}

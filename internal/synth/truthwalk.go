@@ -36,7 +36,7 @@ func (t *truthWalk) step(v *stepView, last bool) {
 	}
 	o := &t.pending.origin
 	t.recovered = append(t.recovered, Recovered{Step: t.pending.v.step, Ranks: append([]int{}, o.ranks...), Op: o.root.name,
-		Stage: o.ph.stage(), Phase: o.ph.name(), Kind: o.kind, NextStep: v.step})
+		Stage: o.ph.Stage(), Phase: o.ph.Name(), Kind: o.kind, NextStep: v.step})
 	t.pending = nil
 }
 

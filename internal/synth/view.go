@@ -140,7 +140,7 @@ func (v *rankView) afterB2(e *seenEntry) bool {
 
 // severe is the part of h that is severe at e (README 5): NaN and +inf
 // always, -inf in backward entries and after B2.
-func (v *rankView) severe(e *seenEntry, h holds) holds {
+func (v *rankView) severe(e *seenEntry, h Holds) Holds {
 	s := h &^ hNInf
 	if h.has(hNInf) && (e.kind == entBackward || e.kind == entParamsGrad || v.afterB2(e)) {
 		s |= hNInf
@@ -148,9 +148,9 @@ func (v *rankView) severe(e *seenEntry, h holds) holds {
 	return s
 }
 
-func (v *rankView) severeIn(e *seenEntry) holds { return v.severe(e, e.in) | e.inParams }
+func (v *rankView) severeIn(e *seenEntry) Holds { return v.severe(e, e.in) | e.inParams }
 
-func (v *rankView) severeOut(e *seenEntry) holds { return v.severe(e, e.out) }
+func (v *rankView) severeOut(e *seenEntry) Holds { return v.severe(e, e.out) }
 
 // firstSign walks the entries in file order (README 5).
 func (v *rankView) firstSign() *vSign {

@@ -40,7 +40,7 @@ type vOrigin struct {
 	main                              int
 	root                              *seenEntry
 	kind                              string
-	ph                                phase
+	ph                                Phase
 	tie, captured, collective, unread bool
 	// weights: the simulation knows the root's non-finite inputs are
 	// weights an earlier update wrote (README 6.8 infers it, see

@@ -26,10 +26,10 @@ type (
 // aGroup is a ProcessGroup argument.
 type aGroup struct{ g *group }
 
-// kv is a keyword argument or a named parameter.
-type kv struct {
-	k string
-	v arg
+// KV is a keyword argument or a named parameter.
+type KV struct {
+	Key string
+	Value arg
 }
 
 // jsonOut writes JSON the way Python's json.dump(obj, f, indent=N) does.
@@ -452,7 +452,7 @@ func (j *jsonOut) tensorText(d int, t *tensor) {
 			j.raw("null,")
 		}
 	default:
-		mx, mn, mean, norm := t.stats()
+		mx, mn, mean, norm := t.Stats()
 		j.stat(d+1, k[0], mx)
 		j.stat(d+1, k[1], mn)
 		j.stat(d+1, k[2], mean)
@@ -506,7 +506,7 @@ func (j *jsonOut) tensors(d int, ts []*tensor) {
 }
 
 // object writes {"k": v, ...} at depth d.
-func (j *jsonOut) object(d int, kvs []kv) {
+func (j *jsonOut) object(d int, kvs []KV) {
 	if len(kvs) == 0 {
 		j.raw("{}")
 		return
@@ -517,8 +517,8 @@ func (j *jsonOut) object(d int, kvs []kv) {
 			j.raw(",")
 		}
 		j.nl(d + 1)
-		j.key(p.k)
-		j.value(d+1, p.v)
+		j.key(p.Key)
+		j.value(d+1, p.Value)
 	}
 	j.nl(d)
 	j.raw("}")
@@ -594,7 +594,7 @@ func (df *dumpFile) field(first bool, k string, write func(d int)) {
 	write(3)
 }
 
-func (df *dumpFile) forward(name string, in []arg, kw []kv, out []arg, params []kv) {
+func (df *dumpFile) forward(name string, in []arg, kw []KV, out []arg, params []KV) {
 	j := df.j
 	df.begin(name)
 	df.field(true, "input_args", func(d int) { j.list(d, in) })
@@ -614,14 +614,14 @@ func (df *dumpFile) backward(name string, in, out []*tensor) {
 	df.end()
 }
 
-func (df *dumpFile) paramsGrad(name string, grads []kv) {
+func (df *dumpFile) paramsGrad(name string, grads []KV) {
 	j := df.j
 	df.begin(name)
 	for i, p := range grads {
-		df.field(i == 0, p.k, func(d int) {
+		df.field(i == 0, p.Key, func(d int) {
 			j.raw("[")
 			j.nl(d + 1)
-			j.value(d+1, p.v)
+			j.value(d+1, p.Value)
 			j.nl(d)
 			j.raw("]")
 		})

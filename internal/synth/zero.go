@@ -14,7 +14,7 @@ func owner(i int, g *group) int { return g.ranks[i%g.size()] }
 // reduce is Distributed.reduce(t, dst, group=g) in place: dst receives the
 // sum; with gloo the other ranks' buffers hold partial sums of the ring
 // (one chunk of each holds the whole sum), with nccl they keep their input.
-func (r *rk) reduce(s *site, t *tensor, dst int, g *group) *tensor {
+func (r *rk) reduce(s *Site, t *tensor, dst int, g *group) *tensor {
 	in := collIn{rank: r.rank, clk: r.st.clk, contaminated: r.st.contaminated, t: t}
 	key, seed := r.nextColl('d', g)
 	gloo := r.w.spec.Backend == "gloo"
@@ -64,7 +64,7 @@ func (r *rk) reduce(s *site, t *tensor, dst int, g *group) *tensor {
 
 // broadcast is Distributed.broadcast(t, src, group=g) in place: every rank
 // ends with src's tensor; only src sends.
-func (r *rk) broadcast(s *site, t *tensor, src int, g *group) *tensor {
+func (r *rk) broadcast(s *Site, t *tensor, src int, g *group) *tensor {
 	in := collIn{rank: r.rank, clk: r.st.clk, contaminated: r.st.contaminated, t: t}
 	key, _ := r.nextColl('b', g)
 	res := r.w.comm.meet(key, g.size(), g.index(r.rank), in, func(ins []collIn) []collOut {
