@@ -46,8 +46,16 @@ var allowed = map[string][]string{
 	"internal/htmlreport":   {"dump", "internal/report", "internal/safeio", "internal/policy", "internal/trace", "verdict"},
 	"internal/export":       {"dump", "internal/outguard", "internal/parquetwrite", "internal/safeio", "internal/policy"},
 	"internal/repro":        {"dump", "internal/jsonlex", "internal/outguard", "internal/safeio", "internal/trace", "verdict"},
-	"internal/synth":        {},
 	"internal/reference":    {"internal/jsonoracle", "verdict"},
+
+	// the generator: the spec below the msprobe writer and the truth,
+	// which share nothing, the simulation above them, the entry point on top
+	"internal/synth/spec":         {},
+	"internal/synth/msprobewrite": {"internal/synth/spec"},
+	"internal/synth/truth":        {"internal/synth/spec"},
+	"internal/synth/sim":          {"internal/synth/spec", "internal/synth/msprobewrite", "internal/synth/truth"},
+	"internal/synth":              {"internal/synth/spec", "internal/synth/msprobewrite", "internal/synth/truth", "internal/synth/sim"},
+
 	"cmd/nanhunt": {"dump", "internal/evidence", "internal/export", "internal/fsjson", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/ranklist", "internal/report", "internal/safeio", "internal/monitor",
 		"internal/plan", "internal/policy", "internal/repro", "internal/synth", "internal/trace", "internal/trainlog", "verdict", "internal/watch"},
 	"internal/watch": {"dump", "internal/outguard", "internal/ranklist", "internal/safeio", "internal/trace", "verdict"},
