@@ -130,11 +130,6 @@ func (c *comm) take(key string) p2pMsg {
 	}
 }
 
-// nextName is the entry name the next call of prefix.api will get.
-func (r *rk) nextName(prefix, api string) string {
-	return r.entryName(prefix, api, r.counters[apiKey{prefix, api}])
-}
-
 // nextColl returns the key of this rank's next collective of a kind in g
 // (the n-th collective in g this step) and a seed derived from the group,
 // the step and n.
@@ -207,7 +202,7 @@ func (r *rk) allReduce(s *mw.Site, t *tensor, g *group) *tensor {
 	if g.size() < 2 {
 		return t
 	}
-	in := collIn{rank: r.rank, clk: r.st.clk, name: r.nextName("Distributed", "all_reduce"), contaminated: r.st.contaminated, t: t}
+	in := collIn{rank: r.rank, clk: r.st.clk, name: r.rec.nextName("Distributed", "all_reduce"), contaminated: r.st.contaminated, t: t}
 	key, seed := r.nextColl('r', g)
 	res := r.w.comm.meet(key, g.size(), g.index(r.rank), in, func(ins []collIn) []collOut {
 		ts := make([]*tensor, len(ins))
@@ -236,7 +231,7 @@ func (r *rk) allReduce(s *mw.Site, t *tensor, g *group) *tensor {
 	outArgs := append([]arg{o}, kwValues(kw)...)
 	r.op(&opSpec{prefix: "Distributed", api: "all_reduce", site: s, in: args(t), kw: kw, out: outArgs,
 		inT: []*tensor{t}, outT: []*tensor{o}, collective: true, birth: res.birth,
-		coll: r.groupSide(g, "all_reduce", []*tensor{t}, []*tensor{o})})
+		coll: r.rec.groupSide(g, "all_reduce", []*tensor{t}, []*tensor{o})})
 	return o
 }
 
@@ -272,7 +267,7 @@ type a2aResult struct {
 // the d-th member of g, counts[d] its rows; splits says whether the split
 // sizes are passed (variable-size exchange).
 func (r *rk) allToAll(s *mw.Site, buf, input *tensor, pieces []*tensor, counts []int, splits bool, g *group, rowShape []int) a2aResult {
-	in := collIn{rank: r.rank, clk: r.st.clk, name: r.nextName("Distributed", "all_to_all_single"),
+	in := collIn{rank: r.rank, clk: r.st.clk, name: r.rec.nextName("Distributed", "all_to_all_single"),
 		contaminated: r.st.contaminated, pieces: make([]*tensor, len(pieces)), counts: counts}
 	for i, p := range pieces {
 		if counts[i] > 0 {
@@ -319,7 +314,7 @@ func (r *rk) allToAll(s *mw.Site, buf, input *tensor, pieces []*tensor, counts [
 	outArgs = append(outArgs, kwValues(kw)...)
 	r.op(&opSpec{prefix: "Distributed", api: "all_to_all_single", site: s, in: inArgs, kw: kw, out: outArgs,
 		inT: []*tensor{input}, outT: []*tensor{res.t}, collective: true, birth: res.birth,
-		coll: r.groupSide(g, "all_to_all_single", []*tensor{input}, []*tensor{res.t})})
+		coll: r.rec.groupSide(g, "all_to_all_single", []*tensor{input}, []*tensor{res.t})})
 	return a2aResult{recv: res.t, pieces: res.pieces, counts: res.counts}
 }
 
@@ -363,7 +358,7 @@ func joinPieces(ps []*tensor, counts []int, dt mw.DType, rowShape []int) *tensor
 func (r *rk) send(s *mw.Site, t *tensor, dst int) {
 	seq := r.p2pSeq[p2pKey{send: true, peer: dst}]
 	r.p2pSeq[p2pKey{send: true, peer: dst}] = seq + 1
-	name := r.nextName("Distributed", "send")
+	name := r.rec.nextName("Distributed", "send")
 	r.st.clk++
 	r.w.comm.post("p2p|"+strconv.Itoa(r.rank)+">"+strconv.Itoa(dst)+"|"+strconv.Itoa(r.step)+"|"+strconv.Itoa(seq),
 		p2pMsg{t: t, clk: r.st.clk, name: name, rank: r.rank})

@@ -20,7 +20,7 @@ func (r *rk) fnAttention(lm *layerMods, q, k, v *tensor, scale float64) *tensor 
 	o.NaN = q.NaN || k.NaN || v.NaN || q.PInf || q.NInf || k.PInf || k.NInf
 	o.PInf, o.NInf = v.PInf && !o.NaN, v.NInf && !o.NaN
 	settle(o, q, k, v)
-	r.withFramesApply(sFnApply, func() {
+	r.rec.withFramesApply(sFnApply, func() {
 		r.op(&opSpec{prefix: "attn_ext", api: "flash_attention", site: sFnKern, in: []arg{q, k, v, mw.Float(scale)}, out: args(o)})
 	})
 	y := o.clone()

@@ -200,11 +200,10 @@ func (e errAborted) Error() string { return "synth: aborted: " + e.err.Error() }
 // runRank executes and writes one rank's step.
 func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 	st := w.ranks[rank]
-	r := &rk{w: w, st: st, rank: rank, step: step, dumped: dumped, mix: w.spec.Level == "mix", fwdOnly: w.spec.DataMode == "forward",
-		g:        newGen(uint64(w.spec.Seed), uint64(step), uint64(rank), 0xac7),
-		counters: map[apiKey]int{}, modCount: map[*module]int{}, cseen: map[string]bool{},
-		collSeq: map[*group]int{}, p2pSeq: map[p2pKey]int{}, gradCount: map[*module]int{},
-		tokens: map[*module]int{}}
+	r := &rk{w: w, st: st, rank: rank, step: step, rec: newRecorder(w, st, step, dumped),
+		g:       newGen(uint64(w.spec.Seed), uint64(step), uint64(rank), 0xac7),
+		collSeq: map[*group]int{}, p2pSeq: map[p2pKey]int{}, tokens: map[*module]int{}}
+	rec := r.rec
 	var rdir, path string
 	if dumped {
 		if !w.dry {
@@ -218,35 +217,35 @@ func (w *world) runRank(rank, step int, dumped bool, dir string) error {
 		if err != nil {
 			return fmt.Errorf("synth: %w", err)
 		}
-		r.df = df
-		r.stacks = mw.NewStackTable(w.spec.Format.StackVersion)
+		rec.df = df
+		rec.stacks = mw.NewStackTable(w.spec.Format.StackVersion)
 		defer func() {
-			if r.df != nil {
-				r.df.Close()
+			if rec.df != nil {
+				rec.df.Close()
 			}
 		}()
 	}
 	if dumped && !w.dry && !w.walk.Done() {
-		r.seen = truth.NewLog()
+		rec.seen = truth.NewLog()
 	}
 	r.runStep()
-	st.log = r.seen
+	st.log = rec.seen
 	if !dumped {
 		return nil
 	}
-	err := r.df.Close()
-	st.dumpBytes = r.df.Offset()
-	r.df = nil
+	err := rec.df.Close()
+	st.dumpBytes = rec.df.Offset()
+	rec.df = nil
 	if err != nil {
 		return fmt.Errorf("synth: write dump.json: %w", err)
 	}
 	if w.dry {
 		return nil
 	}
-	if err := mw.WriteStack(filepath.Join(rdir, "stack.json"), &w.spec.Format, w.out, st.chains, r.stacks); err != nil {
+	if err := mw.WriteStack(filepath.Join(rdir, "stack.json"), &w.spec.Format, w.out, st.chains, rec.stacks); err != nil {
 		return fmt.Errorf("synth: write stack.json: %w", err)
 	}
-	if err := mw.WriteConstruct(filepath.Join(rdir, "construct.json"), &w.spec.Format, w.out, r.mix, r.construct); err != nil {
+	if err := mw.WriteConstruct(filepath.Join(rdir, "construct.json"), &w.spec.Format, w.out, rec.mix, rec.construct); err != nil {
 		return fmt.Errorf("synth: write construct.json: %w", err)
 	}
 	return nil

@@ -160,7 +160,7 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 		R += c
 	}
 	var disp a2aResult
-	r.withFramesApply(sDispatch, func() {
+	r.rec.withFramesApply(sDispatch, func() {
 		buf := r.emptyBuf(sA2AFwdBuf, "empty", []int{R, H}, x.DT, nil)
 		disp = r.allToAll(sA2AFwd, buf, perm, pieces, send, true, ep, []int{H})
 	})
@@ -214,7 +214,7 @@ func (r *rk) moe(lm *layerMods, x *tensor, pad int) *tensor {
 		back[i] = p
 	}
 	var comb a2aResult
-	r.withFramesApply(sCombine, func() {
+	r.rec.withFramesApply(sCombine, func() {
 		buf := r.emptyBuf(sA2AFwdBuf, "empty", []int{T * K, H}, x.DT, nil)
 		comb = r.allToAll(sA2AFwd, buf, eo, back, recvFrom, true, ep, []int{H})
 	})

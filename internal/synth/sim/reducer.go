@@ -187,7 +187,7 @@ func (r *rk) allReducePieces(s *mw.Site, flat *tensor, pieces []*tensor, g *grou
 	o := res.t
 	r.op(&opSpec{prefix: "Distributed", api: "all_reduce", site: s, in: args(flat), kw: kw, out: append([]arg{o}, kwValues(kw)...),
 		inT: []*tensor{flat}, outT: []*tensor{o}, collective: true, birth: res.birth,
-		coll: r.groupSide(g, "all_reduce", []*tensor{flat}, []*tensor{o})})
+		coll: r.rec.groupSide(g, "all_reduce", []*tensor{flat}, []*tensor{o})})
 	out := make([]*tensor, len(res.pieces))
 	for j, p := range res.pieces {
 		out[j] = p.clone()

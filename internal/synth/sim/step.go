@@ -47,8 +47,8 @@ func (r *rk) runStep() {
 			r.mb = mb
 			ps := r.forwardPass()
 			gs := r.backwardPass(ps)
-			if r.w.dry && r.df != nil {
-				r.st.passEnds = append(r.st.passEnds, r.df.Offset())
+			if r.w.dry && r.rec.df != nil {
+				r.st.passEnds = append(r.st.passEnds, r.rec.df.Offset())
 			}
 			add(gs, ps.loss)
 		}

@@ -63,7 +63,7 @@ func (r *rk) reduce(s *mw.Site, t *tensor, dst int, g *group) *tensor {
 	outArgs := append(append([]arg{o}, in2[1:]...), kwValues(kw)...)
 	r.op(&opSpec{prefix: "Distributed", api: "reduce", site: s, in: in2, kw: kw, out: outArgs,
 		inT: []*tensor{t}, outT: []*tensor{o}, collective: true, birth: res.birth,
-		coll: r.groupSide(g, "reduce", []*tensor{t}, []*tensor{o})})
+		coll: r.rec.groupSide(g, "reduce", []*tensor{t}, []*tensor{o})})
 	return o
 }
 
@@ -103,7 +103,7 @@ func (r *rk) broadcast(s *mw.Site, t *tensor, src int, g *group) *tensor {
 	}
 	r.op(&opSpec{prefix: "Distributed", api: "broadcast", site: s, in: in2, kw: kw, out: outArgs,
 		inT: send, outT: []*tensor{o}, collective: true,
-		coll: r.groupSide(g, "broadcast", send, []*tensor{o})})
+		coll: r.rec.groupSide(g, "broadcast", send, []*tensor{o})})
 	return o
 }
 
