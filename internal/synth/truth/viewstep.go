@@ -172,54 +172,17 @@ func (r *vResult) presume() {
 	}
 }
 
+// findOrigin names the origin of the step (README 6.4 to 6.8): its ranks,
+// the rank whose first sign stands for them, and what that sign shows.
 func (r *vResult) findOrigin() {
 	o := &r.origin
-	set := map[int]bool{}
-	switch {
-	case len(r.sources) > 0:
-		o.ranks = slices.Clone(r.sources)
-	default:
-		for _, h := range r.hops {
-			if len(h.senders) == 0 && len(h.unseen) == 0 {
-				h.collOrigin = true
-				o.collHops++
-				for _, rc := range h.receivers {
-					set[rc] = true
-				}
-			}
-		}
-		if o.collHops > 0 {
-			o.ranks, o.collective = sortedKeys(set), true
-			break
-		}
-		o.unread = true
-		for _, h := range r.hops {
-			if len(h.senders) == 0 {
-				for _, u := range h.unseen {
-					set[u] = true
-				}
-			}
-		}
-		o.ranks = sortedKeys(set)
-	}
-	o.main = -1
-	for _, rank := range o.ranks {
-		if isBirth(r.v.ranks[rank].sign) {
-			o.main = rank
-			break
+	o.ranks, o.collective, o.unread = r.originRanks()
+	for _, h := range r.hops {
+		if h.collOrigin {
+			o.collHops++
 		}
 	}
-	if o.main < 0 {
-		for _, rank := range o.ranks {
-			if r.v.ranks[rank].sign != nil {
-				o.main = rank
-				break
-			}
-		}
-	}
-	if o.main < 0 {
-		o.main = r.lowestSenderless()
-	}
+	o.main = r.mainRank(o.ranks)
 	s := r.v.ranks[o.main].sign
 	o.root, o.kind, o.ph = s.root, s.kind, s.root.ph
 	if isBirth(s) || o.collective {
@@ -233,6 +196,53 @@ func (r *vResult) findOrigin() {
 	if o.rule8 {
 		o.ph = PhaseOptimizer
 	}
+}
+
+// originRanks are the source ranks when there are any; else the receivers
+// of the hops that nobody sent, read in full (the collective made the
+// anomaly: collective); else the participants whose side of a senderless
+// hop could not be read (unread). It marks the hops that are origins.
+func (r *vResult) originRanks() (ranks []int, collective, unread bool) {
+	if len(r.sources) > 0 {
+		return slices.Clone(r.sources), false, false
+	}
+	made := map[int]bool{}
+	for _, h := range r.hops {
+		if len(h.senders) == 0 && len(h.unseen) == 0 {
+			h.collOrigin = true
+			for _, rc := range h.receivers {
+				made[rc] = true
+			}
+		}
+	}
+	if len(made) > 0 {
+		return sortedKeys(made), true, false
+	}
+	for _, h := range r.hops {
+		if len(h.senders) == 0 {
+			for _, u := range h.unseen {
+				made[u] = true
+			}
+		}
+	}
+	return sortedKeys(made), false, true
+}
+
+// mainRank is the rank whose first sign stands for the origin: the lowest
+// of ranks whose sign is a birth, else the lowest with a sign, else the
+// lowest rank of a senderless hop.
+func (r *vResult) mainRank(ranks []int) int {
+	for _, rank := range ranks {
+		if isBirth(r.v.ranks[rank].sign) {
+			return rank
+		}
+	}
+	for _, rank := range ranks {
+		if r.v.ranks[rank].sign != nil {
+			return rank
+		}
+	}
+	return r.lowestSenderless()
 }
 
 // writtenByUpdate is README 6.8, what the dump can tell of weights that
