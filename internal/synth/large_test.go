@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/synth/sim"
 )
 
 // largeSpec is a mid-size run: 4 ranks, steps 0-2 dumped, dump.json files
@@ -56,7 +58,7 @@ func TestLargeRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(root)
-			s, err := fitted.normalized()
+			s, err := fitted.Normalized()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,10 +108,9 @@ func checkSizes(t *testing.T, s *Spec, root string) {
 // identical on all of them.
 func checkReplicas(t *testing.T, s *Spec, dumps []*parsedDump) {
 	t.Helper()
-	topo := newTopology(s)
 	const name = "Functional.layer_norm.0.forward"
 	for r := range dumps {
-		for _, peer := range topo.layout(s, r).dp.ranks {
+		for _, peer := range sim.DataParallelGroup(s, r) {
 			a, b := dumps[r].entries[name], dumps[peer].entries[name]
 			if a == nil || b == nil {
 				t.Fatalf("%s missing on rank %d or %d", name, r, peer)

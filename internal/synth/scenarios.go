@@ -30,7 +30,19 @@ func with(s Spec, f func(*Spec)) Spec {
 // (1-8 ranks, 2-4 layers, 3-5 dumped steps) and generates in well under a
 // second.
 func Scenarios() []Scenario {
-	logNeg := func() *Fault { return &Fault{Kind: LogNegative, Step: 2, Ranks: []int{2}} }
+	var all []Scenario
+	for _, part := range [][]Scenario{faultScenarios(), formatScenarios(), trainingScenarios(), moreScenarios()} {
+		all = append(all, part...)
+	}
+	return all
+}
+
+// logNeg is the log-negative fault of rank 2 at step 2.
+func logNeg() *Fault { return &Fault{Kind: LogNegative, Step: 2, Ranks: []int{2}} }
+
+// faultScenarios are one scenario per fault kind, and the clean runs with
+// legitimate non-finite values.
+func faultScenarios() []Scenario {
 	return []Scenario{
 		{"log-negative", "forward Torch.log of a negative input feature on rank 2 at step 2 (NaN); " +
 			"the first gradient all_reduce carries it to ranks 0, 1, 3",
@@ -85,6 +97,13 @@ func Scenarios() []Scenario {
 				func(s *Spec) { s.Model, s.PP, s.Format.ReceiveBuffers = Pipeline, 2, "stale" })},
 		{"legit-masks", "clean run with Torch.full(-inf) + Torch.triu causal masks added in every layer of every step; no anomaly",
 			base("legit-masks", &Fault{Kind: LegitMasks})},
+	}
+}
+
+// formatScenarios are the format variants, damaged files, the levels, a
+// tie and a late fault.
+func formatScenarios() []Scenario {
+	return []Scenario{
 		{"fmt-stack-v1", "log-negative with stack.json v1 (name -> lines, wrap_*.py frames)",
 			with(base("fmt-stack-v1", logNeg()), func(s *Spec) { s.Format.StackVersion = 1 })},
 		{"fmt-nonfinite-strings", "log-negative with non-finite statistics written as \"nan\"/\"inf\"/\"-inf\" strings",
@@ -120,6 +139,14 @@ func Scenarios() []Scenario {
 		{"late-fault", "steps 0-4 dumped, clean until the sqrt'(0) backward on rank 0 at step 3",
 			with(base("late-fault", &Fault{Kind: SqrtZeroBackward, Step: 3, Ranks: []int{0}, Layer: 0}),
 				func(s *Spec) { s.Steps = []int{0, 1, 2, 3, 4} })},
+	}
+}
+
+// trainingScenarios are the training patterns: clipping, registered grad
+// kernels, micro-batches, ZeRO-1, a bucketed reducer, data mode forward,
+// sparse steps and loss scaling.
+func trainingScenarios() []Scenario {
+	return []Scenario{
 		{"tp-clip-sgd", "tensor parallel (TP 2, DP 4, 8 ranks) with gradient clipping and SGD: exp overflow on rank 6 at step 1 " +
 			"reaches its TP peer through the row-parallel all_reduce; clip_grad spreads the NaN to every gradient",
 			with(base("tp-clip-sgd", &Fault{Kind: ExpOverflow, Step: 1, Ranks: []int{6}, Layer: 0}),
@@ -175,6 +202,14 @@ func Scenarios() []Scenario {
 			"every dumped step is skipped; the first is the origin",
 			with(base("loss-scale-persistent", &Fault{Kind: ScaledGradOverflow, Step: 2, Ranks: []int{1}, Layer: 1, Repeat: true}),
 				func(s *Spec) { s.Steps, s.LossScale = []int{0, 2, 4, 6}, true })},
+	}
+}
+
+// moreScenarios are more damage and formats, overflows in several groups,
+// faults that surface at the next step, a pipeline tie and a single
+// process.
+func moreScenarios() []Scenario {
+	return []Scenario{
 		{"damage-empty-data", "log-negative with \"data\": {} on the source rank 2 at step 2: the origin is unread",
 			with(base("damage-empty-data", logNeg()), func(s *Spec) { s.Damage = []Damage{{Step: 2, Rank: 2, Kind: "empty-data"}} })},
 		{"damage-no-data", "log-negative with no data member in rank 0's dump.json at step 2",

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/internal/monitor"
+	"github.com/nanhunt/nanhunt/internal/synth/sim"
 	"github.com/nanhunt/nanhunt/internal/trainlog"
 )
 
@@ -430,11 +431,7 @@ func TestSidecarFiles(t *testing.T) {
 	if lines[0] != "vpp_stage,name,step,norm,nans,shape,dtype" {
 		t.Errorf("grad header %q", lines[0])
 	}
-	w := newWorld(mustNormalized(t, spec))
-	var params []string
-	for _, p := range w.ranks[0].model.params {
-		params = append(params, p.name)
-	}
+	params := sim.ParamNames(mustNormalized(t, spec), 0)
 	var got []string
 	for _, l := range lines[1:] {
 		got = append(got, strings.Split(l, ",")[1])
@@ -446,7 +443,7 @@ func TestSidecarFiles(t *testing.T) {
 
 func mustNormalized(t *testing.T, s Spec) *Spec {
 	t.Helper()
-	n, err := s.normalized()
+	n, err := s.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
