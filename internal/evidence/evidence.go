@@ -48,6 +48,7 @@ func Combine(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorE
 			e.note("The log prints a non-finite %s at step %d, but the monitor shows nothing until step %d: its targets or ops miss where it was born (add \"nans\" to ops, and the modules of the first layers to targets).", metricName(log.FirstNaNMetric), l, m)
 		}
 	}
+	explainBornEarlier(v, log, mon)
 	if v.Origin == nil && (seenByLog(log) || monitorAlarm(v, mon, log)) {
 		// the dump holds none, yet the log or the monitor saw one: a NaN
 		// the dump does not cover is no clean run

@@ -234,3 +234,50 @@ func TestLogEvidenceLossLeftOut(t *testing.T) {
 		t.Errorf("evidence %+v: want a NaN loss (left out) at iteration 3 = step 2, forward", e)
 	}
 }
+
+// The log or the monitor place the birth before the dump's first sight of
+// an origin it did not see born, at a place the dump did not read clean:
+// an explanation says so; an origin seen born, a weak sighting or a step
+// the dump read clean give none.
+func TestBornEarlier(t *testing.T) {
+	sparse := func(captured bool) *verdict.Verdict {
+		v := dumpVerdict("optimizer", captured, false)
+		v.Steps = slices.DeleteFunc(v.Steps, func(s verdict.StepState) bool { return s.Step == 4 })
+		return v
+	}
+	lossAt := func(step int) *verdict.LogEvidence {
+		return &verdict.LogEvidence{FirstNaNIteration: intp(step + 1), FirstNaNStep: intp(step), FirstNaNMetric: "loss", StageHint: "forward", LoggedRanks: []int{0, 1, 2, 3}}
+	}
+	weak := &verdict.MonitorEvidence{Step: intp(4), Stage: "forward", Ranks: []int{1}, Weak: true, Summary: "x"}
+	strong := &verdict.MonitorEvidence{Step: intp(4), Stage: "forward", Ranks: []int{1}, Summary: "x"}
+	for _, tc := range []struct {
+		name string
+		v    *verdict.Verdict
+		log  *verdict.LogEvidence
+		mon  *verdict.MonitorEvidence
+		want string // "" for no explanation
+	}{
+		{"log loss at a step not dumped", sparse(false), lossAt(4), nil, "The training log's loss shows it already in step 4's forward, before the dump first sees it (Torch.sqrt.0.backward, step 5): it was born there, in calls the dump does not show; step 4 was not dumped: dump it."},
+		{"log and monitor together", sparse(false), lossAt(4), strong, "The training log's loss and the monitor (on rank 1) show it already in step 4's forward"},
+		{"a weak monitor sighting", sparse(false), nil, weak, ""},
+		{"an origin seen born", sparse(true), lossAt(4), nil, ""},
+		{"a step the dump read clean", dumpVerdict("optimizer", false, false), lossAt(4), nil, ""},
+		{"the loss of the origin step, the origin later in it", dumpVerdict("backward", false, false), lossAt(5), nil, "shows it already in step 5's forward"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Combine(tc.v, tc.log, tc.mon, plan.Options{})
+			var got []string
+			for _, e := range v.Explanations {
+				if e.Kind == verdict.ExplainBornEarlier {
+					got = append(got, e.Text)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("explanations %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Errorf("explanations %q, want one holding %q", got, tc.want)
+			}
+		})
+	}
+}

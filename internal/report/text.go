@@ -109,6 +109,9 @@ func (p *printer) headline(v *verdict.Verdict) {
 	case o.Captured:
 		p.f("nanhunt: the first %s was born at step %d on %s, in %s (%s), confidence %s.\n\n",
 			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, phaseWord(o.Stage, o.Phase), o.Confidence)
+	case MadeByUpdate(o) && explains(v, verdict.ExplainBornEarlier):
+		p.f("nanhunt: the first %s is first seen at step %d on %s, in %s, in weights the update at the end of step %d wrote; it was born before that update (confidence %s).\n\n",
+			kindWord(o.Kind), o.Step, rankWord(o.Ranks), o.Op, o.Step-1, o.Confidence)
 	case MadeByUpdate(o):
 		p.f("nanhunt: the first %s was made by the update at the end of step %d, and is first seen at step %d on %s, in %s (confidence %s).\n\n",
 			kindWord(o.Kind), o.Step-1, o.Step, rankWord(o.Ranks), o.Op, o.Confidence)

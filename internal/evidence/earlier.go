@@ -1,0 +1,86 @@
+package evidence
+
+import (
+	"fmt"
+
+	"github.com/nanhunt/nanhunt/internal/ranklist"
+	"github.com/nanhunt/nanhunt/verdict"
+)
+
+// sighting is where a source places the value first: a step and a phase.
+type sighting struct {
+	step  int
+	phase string
+	who   string
+}
+
+// before reports whether s comes earlier in training than t.
+func (s sighting) before(t sighting) bool {
+	if s.step != t.step {
+		return s.step < t.step
+	}
+	return phaseOrder(s.phase) < phaseOrder(t.phase)
+}
+
+// explainBornEarlier adds the explanation that the training log or the
+// monitor see the value before the dump's first sight of it, when the dump
+// did not see it born (its first call already had it in its inputs) and
+// did not read that place clean: the birth is there, in what the dump does
+// not show. An origin the dump saw born from clean inputs is not refined:
+// an earlier sighting of it is a contradiction (compareLog, compareMonitor).
+func explainBornEarlier(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdict.MonitorEvidence) {
+	o := v.Origin
+	if o == nil || o.Captured {
+		return
+	}
+	first := sighting{step: o.Step, phase: dumpPhase(o), who: "the dump"}
+	var best *sighting
+	consider := func(s sighting) {
+		if !s.before(first) || (s.step != o.Step && stepStatus(v, s.step) == "clean") {
+			return
+		}
+		switch {
+		case best == nil || s.before(*best):
+			best = &s
+		case !best.before(s):
+			best.who += " and " + s.who
+		}
+	}
+	if log != nil && log.FirstNaNStep != nil && log.FirstNaNMetric == "loss" {
+		consider(sighting{step: *log.FirstNaNStep, phase: phaseForward, who: "the training log's loss"})
+	}
+	if mon != nil && mon.Step != nil && !mon.Weak && phaseOrder(monitorPhase(mon)) >= 0 {
+		who := "the monitor"
+		if len(mon.Ranks) > 0 {
+			who += " (on " + ranklist.Name(mon.Ranks) + ")"
+		}
+		consider(sighting{step: *mon.Step, phase: monitorPhase(mon), who: who})
+	}
+	if best == nil {
+		return
+	}
+	text := fmt.Sprintf("%s %s it already in step %d's %s, before the dump first sees it (%s, step %d): it was born there, in calls the dump does not show",
+		capital(best.who), showVerb(best.who), best.step, best.phase, o.Op, o.Step)
+	if stepStatus(v, best.step) == "" {
+		text += fmt.Sprintf("; step %d was not dumped: dump it", best.step)
+	}
+	v.Explanations = append(v.Explanations, verdict.Explanation{Kind: verdict.ExplainBornEarlier, Op: o.Op, Step: best.step, Text: text + "."})
+}
+
+func capital(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// showVerb agrees with one source or two ("the monitor shows", "the log's
+// loss and the monitor show").
+func showVerb(who string) string {
+	for i := 0; i+5 <= len(who); i++ {
+		if who[i:i+5] == " and " {
+			return "show"
+		}
+	}
+	return "shows"
+}
