@@ -15,10 +15,26 @@ func (w *watcher) planOptions() plan.Options {
 }
 
 // finishDumpAlarm completes the verdict of an alarm the dump shows: its
-// plan, and the sidecars that could not be read.
+// plan, what the followed log and monitor said next to it (the evidence
+// section a trace with --log and --monitor has), and the sidecars that
+// could not be read.
 func (w *watcher) finishDumpAlarm(v *verdict.Verdict) {
 	v.Plan = plan.Make(v, w.planOptions())
+	if rs := w.readings(); len(rs) > 0 {
+		sources.CombineReadings(v, w.planOptions(), rs...)
+	}
 	v.Warnings = append(v.Warnings, w.failureWarnings()...)
+}
+
+// readings are the last reads of the followed log and monitor.
+func (w *watcher) readings() []sources.Reading {
+	var rs []sources.Reading
+	for _, sc := range w.opt.Sidecars {
+		if r, ok := sc.(reader); ok {
+			rs = append(rs, r.Last())
+		}
+	}
+	return rs
 }
 
 // sidecarFindings completes the verdict of an alarm that only a sidecar
@@ -26,13 +42,7 @@ func (w *watcher) finishDumpAlarm(v *verdict.Verdict) {
 // what the sidecars said and what to dump, and says which ranks and what
 // kind of value the source shows, and the alarm in words.
 func (w *watcher) sidecarFindings(v *verdict.Verdict, e Event) (*verdict.Verdict, []int, string, string) {
-	var readings []sources.Reading
-	for _, sc := range w.opt.Sidecars {
-		if r, ok := sc.(reader); ok {
-			readings = append(readings, r.Last())
-		}
-	}
-	v = sources.CombineReadings(v, w.planOptions(), readings...)
+	v = sources.CombineReadings(v, w.planOptions(), w.readings()...)
 	var le *verdict.LogEvidence
 	var me *verdict.MonitorEvidence
 	if v.Evidence != nil {
