@@ -94,7 +94,7 @@ func recordsPhase(mon *verdict.MonitorEvidence, phase string) bool {
 // dump's origin is.
 func seeingPhase(mon *verdict.MonitorEvidence, phase string) string {
 	if recordsPhase(mon, phase) {
-		return "it records " + recordWhat(phase) + ", but they show no NaN it counts there (an infinite norm alone is weak evidence; \"nans\" and \"min\", \"max\" in ops tell more)"
+		return "it records " + recordWhat(phase) + ", and they show none there: the value did not reach a tensor it records in that phase (made inside a module and hidden before its output, or only an infinite norm, which is weak evidence)"
 	}
 	return "to see the " + phase + " it must record " + recordWhat(phase)
 }
