@@ -72,6 +72,7 @@ const (
 	roleInherited = 'h'
 	roleFlagged   = 'f'
 	roleSeen      = 'w'
+	roleSent      = 't' // in a hop's column: a rank that received it earlier and sent it on
 )
 
 // Limits of the picture.
@@ -251,9 +252,10 @@ func originCols(v *verdict.Verdict, st verdict.StepState, base []byte, pos map[i
 		if len(cols) > maxHopCols {
 			break
 		}
-		// a receiver is marked in the column of the call that reached it
+		// a receiver is marked in the column of the call that reached it,
+		// and a rank that passed it on in the column of the call it sent
 		for p, r := range roles {
-			if r == roleReceived {
+			if r == roleReceived || r == roleSent {
 				roles[p] = roleNone
 			}
 		}
@@ -268,6 +270,13 @@ func originCols(v *verdict.Verdict, st verdict.StepState, base []byte, pos map[i
 					k = cellNaN
 				}
 				cells[p], roles[p] = k, roleReceived
+			}
+		}
+		for _, h := range hops[i:j] {
+			for _, r := range h.FromRanks {
+				if p, ok := pos[r]; ok && roles[p] == roleNone {
+					roles[p] = roleSent
+				}
 			}
 		}
 		c := mk(shortOp(hops[i].Op), hops[i].Op, j-i)

@@ -122,3 +122,24 @@ func TestHTMLGridWithoutSteps(t *testing.T) {
 		t.Errorf("an empty verdict drew %+v", g)
 	}
 }
+
+// In a hop's column, a rank that received the value at an earlier hop and
+// sends it on is marked as a sender, not as a receiver.
+func TestHTMLGridRelay(t *testing.T) {
+	v := readVerdict(t, "verdict_bwd-sqrt-zero-L1.json")
+	v.Carrier = nil
+	v.Spread = []verdict.Hop{
+		{Step: 5, Op: "Distributed.send.0.forward", FromRanks: []int{2}, ToRanks: []int{1}},
+		{Step: 5, Op: "Distributed.all_reduce.1.forward", FromRanks: []int{1}, ToRanks: []int{0, 3}},
+	}
+	g := buildGrid(v)
+	roles := map[string]string{}
+	for _, c := range g.Cols {
+		roles[c.Label] = c.Roles
+	}
+	for label, want := range map[string]string{"5 #1 send.0": ".rs.", "5 #2 all_reduce.1": "rtsr"} {
+		if roles[label] != want {
+			t.Errorf("column %q: roles %q, want %q (all: %v)", label, roles[label], want, roles)
+		}
+	}
+}

@@ -29,7 +29,7 @@
   var STATES = 'nijokdxuc';
   var COLORS = { n: '#d43f3a', i: '#f0a02a', j: '#f0a02a', o: '#b35c1e', k: '#eba7a4', d: '#7a4bb0', x: '#f3f4f6', u: '#c5cad3', c: '#cfe7d4' };
   var NAMES = { n: 'NaN', i: '+Inf', j: '-Inf', o: 'overflow flag', k: 'read until the anomaly showed again', d: 'damaged', x: 'not dumped', u: 'not read', c: 'clean' };
-  var ROLES = { s: 'born there', r: 'received', h: 'came in unrecorded', f: 'flagged', w: 'seen' };
+  var ROLES = { s: 'born there', r: 'received', t: 'sent it on', h: 'came in unrecorded', f: 'flagged', w: 'seen' };
   var STATUS = { clean: 'clean', anomaly: 'the anomaly', recovered: 'did not last', checked: 'read only until the anomaly showed again', not_scanned: 'not read' };
 
   function esc(s) {
@@ -135,7 +135,7 @@
       var c = cellAt(col, i), r = roleAt(col, i);
       counts[c] = (counts[c] || 0) + 1;
       if (STATES.indexOf(c) < STATES.indexOf(worst)) { worst = c; }
-      if (r === 's') { mark = 2; } else if (r === 'r' && mark < 2) { mark = 1; }
+      if (r === 's') { mark = 2; } else if (r === 'r' && mark !== 2) { mark = 1; } else if (r === 't' && mark === 0) { mark = 3; }
       if (!match && (c === 'n' || c === 'i' || c === 'j' || c === 'o')) {
         var a = first[grid.ranks[i]];
         if (a && a.op && a.op.toLowerCase().indexOf(query) >= 0) { match = true; }
@@ -177,6 +177,10 @@
     if (mark === 1) {
       var t = Math.max(4, Math.min(w, h) * 0.45);
       children.push({ type: 'polygon', shape: { points: [[x, y], [x + t, y], [x, y + t]] }, style: { fill: '#111111', opacity: opacity } });
+    } else if (mark === 3) {
+      // sent it on: the corner it leaves by, not the one it came in by
+      var u = Math.max(4, Math.min(w, h) * 0.45);
+      children.push({ type: 'polygon', shape: { points: [[x + w, y + h], [x + w - u, y + h], [x + w, y + h - u]] }, style: { fill: '#111111', opacity: opacity } });
     }
     return { type: 'group', children: children };
   }
@@ -235,7 +239,7 @@
       if (s.counts[c]) { parts.push((row.end - row.start > 1 ? s.counts[c] + ' ' : '') + NAMES[c]); }
     }
     lines.push(parts.join(' · '));
-    if (s.mark === 2) { lines.push('<b>born there</b>'); } else if (s.mark === 1) { lines.push('received through a collective'); }
+    if (s.mark === 2) { lines.push('<b>born there</b>'); } else if (s.mark === 1) { lines.push('received through a collective'); } else if (s.mark === 3) { lines.push('sent it on through this call'); }
     if (row.end - row.start === 1) {
       var a = (firstAt[col.step] || {})[grid.ranks[row.start]];
       if (a && STATES.indexOf(cellAt(col, row.start)) < 4) { lines.push('<code>' + esc(a.op) + '</code> #' + a.index); }
