@@ -3,11 +3,13 @@ package dump
 import (
 	"errors"
 	"fmt"
-	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/dumpname"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
 )
@@ -87,7 +89,7 @@ type Reader struct {
 	path          []string // slot path below the field (details only)
 	shape         []int
 	groupRanks    []int
-	merged        map[mergeKey]int // summaries of values past MaxKept
+	merged        map[mergeKey]int // summaries of values past maxKept
 	closeLine     []byte           // the line that closes an entry, when ReaderOptions.Indent is set
 	direct        int              // objects read straight from the window
 	directEntries int              // entries read so
@@ -108,7 +110,7 @@ func (r *Reader) setOptions(opt ReaderOptions) {
 	r.opt = opt
 	r.closeLine = r.closeLine[:0]
 	if opt.Indent > 0 && opt.Indent <= 64 {
-		r.closeLine = entryLevelLine(r.closeLine, opt.Indent, '}')
+		r.closeLine = closingLine(r.closeLine, opt.Indent)
 	}
 }
 
@@ -179,7 +181,7 @@ func (r *Reader) Next() bool {
 	e := &r.e
 	e.reset()
 	clear(r.merged)
-	e.Name = nameOf(tok.Bytes)
+	e.Name = jsonlex.Text(tok.Bytes)
 	e.Offset = tok.Offset
 	e.Index = r.index
 	r.index++
@@ -417,7 +419,7 @@ func (r *Reader) readEntry() error {
 		}
 		if e.Fields&(1<<loc.field) != 0 && !r.paramGrads {
 			// written again: its last occurrence is what the call passed
-			e.Last[loc.field] = FieldStart{Tensor: int32(len(e.Tensors)), Arg: int32(len(e.Args))}
+			e.last[loc.field] = fieldStart{Tensor: int32(len(e.Tensors)), Arg: int32(len(e.Args))}
 			switch loc.field {
 			case InputArgs:
 				e.NumArgs = 0
@@ -567,7 +569,7 @@ func (r *Reader) slotDict(loc slotLoc) error {
 			r.addKwarg(name)
 		}
 		child := loc.child(member, name)
-		if i, ok := atoi(name); ok && isPositional(loc.field) {
+		if i, ok := dumpname.Counter(name); ok && isPositional(loc.field) {
 			// {"0": {...}} for [{...}]: the member is the list's item i
 			child = loc.child(i, "")
 			r.e.KeyedByIndex = true
@@ -1064,11 +1066,11 @@ func (r *Reader) stat(tok jsonlex.Token) Stat {
 	case jsonlex.Number:
 		return numberStat(tok.Bytes, r.opt.Details)
 	case jsonlex.NaN:
-		return Stat{Kind: StatNumber, Class: NaN, Value: math.NaN()}
+		return Stat{Kind: StatNumber, Class: nonfinite.NaN, Value: math.NaN()}
 	case jsonlex.PosInf:
-		return Stat{Kind: StatNumber, Class: PosInf, Value: math.Inf(1)}
+		return Stat{Kind: StatNumber, Class: nonfinite.PosInf, Value: math.Inf(1)}
 	case jsonlex.NegInf:
-		return Stat{Kind: StatNumber, Class: NegInf, Value: math.Inf(-1)}
+		return Stat{Kind: StatNumber, Class: nonfinite.NegInf, Value: math.Inf(-1)}
 	case jsonlex.True:
 		return Stat{Kind: StatBool, Value: 1}
 	case jsonlex.False:
@@ -1143,9 +1145,9 @@ func numberStat(lit []byte, details bool) Stat {
 	st := Stat{Kind: StatNumber, Value: v}
 	switch {
 	case math.IsInf(v, 1):
-		st.Class = PosInf
+		st.Class = nonfinite.PosInf
 	case math.IsInf(v, -1):
-		st.Class = NegInf
+		st.Class = nonfinite.NegInf
 	}
 	return st
 }
@@ -1187,3 +1189,15 @@ func stringStat(b []byte) Stat {
 	}
 	return Stat{Kind: StatNumber, Class: c, Value: c.Float()}
 }
+
+// closingLine appends to b the line that closes an entry of a
+// json.dump(indent) document: "\n", two indentations, '}'.
+func closingLine(b []byte, indent int) []byte {
+	b = append(b, '\n')
+	for range 2 * indent {
+		b = append(b, ' ')
+	}
+	return append(b, '}')
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

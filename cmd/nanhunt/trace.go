@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -287,5 +287,5 @@ func detailSteps(v *verdict.Verdict) string {
 			break
 		}
 	}
-	return dump.FormatRanges(steps)
+	return intranges.Format(steps)
 }

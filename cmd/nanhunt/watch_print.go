@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/evidence"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
@@ -77,13 +77,13 @@ func (p *watchPrinter) event(e watch.Event) {
 	text := ""
 	switch e.Kind {
 	case watch.EventStep:
-		line.Ranks = dump.FormatRanges(e.Ranks)
+		line.Ranks = intranges.Format(e.Ranks)
 		if e.Status != watch.StatusAfterAlarm { // listed, not read
 			line.Complete, line.Unread = completeOf(e)
 		}
 		text = stepWords(e)
 	case watch.EventWaiting:
-		line.Missing = dump.FormatRanges(e.Missing)
+		line.Missing = intranges.Format(e.Missing)
 		if p.waited == nil {
 			p.waited = map[int]bool{}
 		}
@@ -307,7 +307,7 @@ func (p *watchPrinter) alarmFailed(err error) {
 // that was not written is "".
 func hookEnv(e watch.Event, a alarmEnv, files alarmFiles, dumpPath string) []string {
 	return []string{
-		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + dump.FormatRanges(a.ranks),
+		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + intranges.Format(a.ranks),
 		"NANHUNT_OP=" + report.Printable(a.op), "NANHUNT_KIND=" + report.Printable(a.kind), "NANHUNT_STAGE=" + report.Printable(a.stage),
 		"NANHUNT_VERDICT=" + files.verdict, "NANHUNT_HTML=" + files.html,
 		"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + dumpPath,

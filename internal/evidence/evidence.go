@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -133,7 +133,7 @@ func (e sheet) compareLog(v *verdict.Verdict, log *verdict.LogEvidence, dumped [
 		switch status := stepStatus(v, l); {
 		case len(dumped) == 0:
 		case status == "":
-			e.contradict("The log prints a non-finite %s at step %d (%s), which the dump does not cover (dumped steps %s): dump steps %d-%d.", metric, l, printed, dump.FormatRanges(ranklist.Unique(dumped)), max(l-1, 0), l)
+			e.contradict("The log prints a non-finite %s at step %d (%s), which the dump does not cover (dumped steps %s): dump steps %d-%d.", metric, l, printed, intranges.Format(ranklist.Unique(dumped)), max(l-1, 0), l)
 		default:
 			e.contradict("The log prints a non-finite %s at step %d (%s), but the dump of that step is clean: check the iteration-to-step mapping (%s) and that the dumped ranks are the ones training.", metric, l, printed, log.Mapping)
 		}
@@ -192,7 +192,7 @@ func (e sheet) compareMonitor(v *verdict.Verdict, mon *verdict.MonitorEvidence, 
 		switch status := stepStatus(v, m); {
 		case len(dumped) == 0:
 		case status == "":
-			e.contradict("The monitor shows it at step %d, which the dump does not cover (dumped steps %s).", m, dump.FormatRanges(ranklist.Unique(dumped)))
+			e.contradict("The monitor shows it at step %d, which the dump does not cover (dumped steps %s).", m, intranges.Format(ranklist.Unique(dumped)))
 		default:
 			e.contradict("The monitor shows it at step %d (%s), but the dump of that step is clean.", m, mon.Summary)
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -165,7 +166,7 @@ func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 		add(r)
 	}
 	for _, st := range states {
-		if set, err := dump.ParseRanges(st.Ranks); err == nil {
+		if set, err := intranges.Parse(st.Ranks); err == nil {
 			for r := range set {
 				add(r)
 			}
@@ -181,7 +182,7 @@ func allRanks(v *verdict.Verdict, states []verdict.StepState) []int {
 // baseCells is a step before anyone's anomaly: clean, not dumped, not
 // read, read only until the anomaly showed again, and damaged ranks.
 func baseCells(st verdict.StepState, ranks []int, pos map[int]int) []byte {
-	present, err := dump.ParseRanges(st.Ranks)
+	present, err := intranges.Parse(st.Ranks)
 	cells := make([]byte, len(ranks))
 	for i, r := range ranks {
 		switch {
@@ -379,7 +380,7 @@ func groupRanks(ranks []int, v *verdict.Verdict) ([]int, []GridGroup) {
 // number when cut.
 func shortList(ranks []int) string {
 	const max = 12
-	s := dump.FormatRanges(ranks)
+	s := intranges.Format(ranks)
 	if len(s) <= max {
 		return s
 	}
@@ -410,7 +411,7 @@ func defaultBucket(groups []GridGroup) int {
 // the scanned steps are clean up to the origin step, whose ranks are the
 // candidates; the steps left unread follow.
 func stepsFromCandidates(v *verdict.Verdict) []verdict.StepState {
-	ranks := dump.FormatRanges(v.Scanned.Ranks)
+	ranks := intranges.Format(v.Scanned.Ranks)
 	var out []verdict.StepState
 	for _, s := range v.Scanned.Steps {
 		st := verdict.StepState{Step: s, Status: "clean", Ranks: ranks}

@@ -10,6 +10,7 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/internal/report"
 )
 
@@ -194,7 +195,7 @@ func facts(v *verdict.Verdict) []fact {
 	if o.Unread {
 		note = "they sent it, but their dumps were not read"
 	}
-	out = append(out, fact{Label: plural(len(o.Ranks), "rank", "ranks"), Value: dump.FormatRanges(o.Ranks), Note: note, Span: 1})
+	out = append(out, fact{Label: plural(len(o.Ranks), "rank", "ranks"), Value: intranges.Format(o.Ranks), Note: note, Span: 1})
 	stage := fact{Label: "stage", Value: o.Stage, Span: 1}
 	if report.MadeByUpdate(o) {
 		stage.Note = fmt.Sprintf("made by the update at the end of step %d, first seen in %s", o.Step-1, o.Op)
@@ -215,7 +216,7 @@ func facts(v *verdict.Verdict) []fact {
 	if c := v.Carrier; c != nil {
 		op.Span = 3
 		out = append(out, op, fact{Label: "carrier", Value: c.Op, Code: true, Span: 3,
-			Note: fmt.Sprintf("%s → %s", orUnread(c.FromRanks), dump.FormatRanges(c.ToRanks))})
+			Note: fmt.Sprintf("%s → %s", orUnread(c.FromRanks), intranges.Format(c.ToRanks))})
 	} else {
 		out = append(out, op)
 	}
@@ -226,7 +227,7 @@ func orUnread(ranks []int) string {
 	if len(ranks) == 0 {
 		return "ranks not read"
 	}
-	return dump.FormatRanges(ranks)
+	return intranges.Format(ranks)
 }
 
 func groupCandidates(cs []verdict.Candidate) []candGroup {
@@ -256,7 +257,7 @@ func groupCandidates(cs []verdict.Candidate) []candGroup {
 			ranks[i] = c.Rank
 			idx = min(idx, c.Index)
 		}
-		out = append(out, candGroup{Step: k.step, Ranks: dump.FormatRanges(ranks), Count: len(g), Op: k.op,
+		out = append(out, candGroup{Step: k.step, Ranks: intranges.Format(ranks), Count: len(g), Op: k.op,
 			Index: idx, Stage: k.stage, Kind: k.kind, Role: k.role})
 	}
 	return out
@@ -288,7 +289,7 @@ func plural(n int, one, many string) string {
 }
 
 func rankWord(ranks []int) string {
-	return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks)
+	return plural(len(ranks), "rank ", "ranks ") + intranges.Format(ranks)
 }
 
 func kindName(k string) string {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/entryat"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/internal/policy"
@@ -170,7 +172,7 @@ func holdsOf(ts []verdict.TensorStat) string {
 			for _, k := range []struct {
 				s string
 				c dump.Class
-			}{{"nan", dump.NaN}, {"+inf", dump.PosInf}, {"-inf", dump.NegInf}} {
+			}{{"nan", nonfinite.NaN}, {"+inf", nonfinite.PosInf}, {"-inf", nonfinite.NegInf}} {
 				if containsWord(t.Holds, k.s) {
 					c |= k.c
 				}
@@ -329,7 +331,7 @@ func readTimeline(v *verdict.Verdict, dumpPath string, rank int) (*Timeline, err
 // cleanBefore reads the remembered entries before the root op again and
 // keeps the last ones whose outputs are finite.
 func cleanBefore(f *os.File, ring []pos) []Call {
-	x := dump.NewEntryAt(dump.ReaderOptions{Details: true})
+	x := entryat.New(dump.ReaderOptions{Details: true})
 	var out []Call
 	for i := len(ring) - 1; i >= 0 && len(out) < cleanCalls; i-- {
 		p := ring[i]

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
-
-	"github.com/nanhunt/nanhunt/dump"
 )
 
 // Options shape the page.
@@ -41,7 +40,7 @@ var (
 // for it at start otherwise.
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("page").Funcs(template.FuncMap{
-		"ranges": func(r []int) string { return dump.FormatRanges(r) },
+		"ranges": func(r []int) string { return intranges.Format(r) },
 		"shape": func(s []int) string {
 			parts := make([]string, len(s))
 			for i, d := range s {

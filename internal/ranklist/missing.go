@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -26,7 +26,7 @@ func MissingWords(nodes []verdict.MissingNode) string {
 	}
 	var parts []string
 	if len(indices) > 0 {
-		word, which := "node ", "ranks "+dump.FormatRanges(Unique(ranks))
+		word, which := "node ", "ranks "+intranges.Format(Unique(ranks))
 		switch {
 		case len(indices) > 1 && unknown:
 			word, which = "nodes ", "their ranks unknown"
@@ -35,7 +35,7 @@ func MissingWords(nodes []verdict.MissingNode) string {
 		case unknown:
 			which = "its ranks unknown"
 		}
-		parts = append(parts, fmt.Sprintf("%s%s of %d (%s)", word, dump.FormatRanges(Unique(indices)), count, which))
+		parts = append(parts, fmt.Sprintf("%s%s of %d (%s)", word, intranges.Format(Unique(indices)), count, which))
 	}
 	switch {
 	case unheaded == 1:

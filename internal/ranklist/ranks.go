@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 )
 
 // Name names ranks for people: "rank 2", "ranks 0-3,8".
@@ -13,7 +13,7 @@ func Name(ranks []int) string {
 	if len(u) == 1 {
 		return fmt.Sprintf("rank %d", u[0])
 	}
-	return "ranks " + dump.FormatRanges(u)
+	return "ranks " + intranges.Format(u)
 }
 
 // Unique returns the numbers sorted, each once, in a new slice.

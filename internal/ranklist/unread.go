@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -39,9 +39,9 @@ func Spans(rows []verdict.UnreadRanks) []Span {
 func UnreadWords(rows []verdict.UnreadRanks) string {
 	var parts []string
 	for _, sp := range Spans(rows) {
-		steps := "step " + dump.FormatRanges(sp.Steps)
+		steps := "step " + intranges.Format(sp.Steps)
 		if len(sp.Steps) > 1 {
-			steps = "steps " + dump.FormatRanges(sp.Steps)
+			steps = "steps " + intranges.Format(sp.Steps)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", steps, Name(sp.Ranks)))
 	}

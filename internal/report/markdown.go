@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
-
-	"github.com/nanhunt/nanhunt/dump"
 )
 
 // Summary returns the opening of the text report: the verdict sentence
@@ -358,7 +357,7 @@ func columns(v *verdict.Verdict) (ranks []int, cols []stepColumn) {
 	}
 	present := make([]map[int]bool, len(states))
 	for i, s := range states {
-		present[i], _ = dump.ParseRanges(s.Ranks)
+		present[i], _ = intranges.Parse(s.Ranks)
 		for r := range present[i] {
 			addRank(r)
 		}
@@ -424,7 +423,7 @@ func (m *mdWriter) table(v *verdict.Verdict) {
 }
 
 func columnLabel(c stepColumn) string {
-	label := dump.FormatRanges(c.steps)
+	label := intranges.Format(c.steps)
 	switch c.status {
 	case "recovered":
 		label += " (did not last)"
@@ -519,7 +518,7 @@ func (m *mdWriter) ranges(ranks []int, cols []stepColumn) {
 
 // shortRanges writes ranks as ranges, cut to a length a table cell holds.
 func shortRanges(ranks []int) string {
-	s := dump.FormatRanges(ranks)
+	s := intranges.Format(ranks)
 	const max = 48
 	if len(s) <= max {
 		return s

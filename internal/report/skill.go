@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -289,7 +289,7 @@ func participants(v *verdict.Verdict, h verdict.Hop) []int {
 	if len(group) == 0 {
 		for _, s := range v.Steps {
 			if s.Step == h.Step {
-				if set, err := dump.ParseRanges(s.Ranks); err == nil {
+				if set, err := intranges.Parse(s.Ranks); err == nil {
 					for r := range set {
 						group = append(group, r)
 					}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -18,10 +18,10 @@ func skillNotes(v *verdict.Verdict, rank int) []string {
 	switch {
 	case o.Unread:
 		add("only ranks that received it were read: ranks %s sent it, but their dumps could not be read; single_rank_trace is rank %d's receive, %s",
-			dump.FormatRanges(o.Ranks), rank, o.Op)
+			intranges.Format(o.Ranks), rank, o.Op)
 	case o.Collective:
 		add("%s made it from clean inputs on ranks %s at step %d: the collective itself overflowed (in cross_rank_analysis with no source rank)",
-			o.Op, dump.FormatRanges(o.Ranks), o.Step)
+			o.Op, intranges.Format(o.Ranks), o.Step)
 	case !o.Captured:
 		n := fmt.Sprintf("the origin is not in the dump: %s is the first call on rank %d that shows it at step %d, and its inputs already hold it", o.Op, rank, o.Step)
 		if iv := o.Interval; iv != nil && iv.After != nil {
@@ -36,7 +36,7 @@ func skillNotes(v *verdict.Verdict, rank int) []string {
 	}
 	if o.Tie {
 		add("ranks %s made it independently (a tie): single_rank_trace follows rank %d; every source is in nanhunt trace --format json, candidates",
-			dump.FormatRanges(o.Ranks), rank)
+			intranges.Format(o.Ranks), rank)
 	}
 	if f := v.FirstNaN; f != nil {
 		add("the Inf became NaN at %s (step %d, rank %d)", f.Op, f.Step, f.Rank)
@@ -52,11 +52,11 @@ func skillNotes(v *verdict.Verdict, rank int) []string {
 		{"later", "made it again later, after another rank held it: not origins"},
 	} {
 		if ranks := ranksWithRole(v, o.Step, r.role); len(ranks) > 0 {
-			add("ranks %s %s", dump.FormatRanges(ranks), r.words)
+			add("ranks %s %s", intranges.Format(ranks), r.words)
 		}
 	}
 	if len(o.PossibleSources) > 0 {
-		add("ranks %s of step %d could not be read or were not dumped: any of them may have made it first", dump.FormatRanges(o.PossibleSources), o.Step)
+		add("ranks %s of step %d could not be read or were not dumped: any of them may have made it first", intranges.Format(o.PossibleSources), o.Step)
 	}
 	if o.Confidence != "high" && len(o.Reasons) > 0 {
 		add("confidence %s: %s", o.Confidence, strings.Join(o.Reasons, "; "))

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nanhunt/nanhunt/internal/intranges"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/verdict"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 )
 
@@ -74,11 +74,11 @@ func kindWord(k string) string {
 }
 
 func rankWord(ranks []int) string {
-	return plural(len(ranks), "rank ", "ranks ") + dump.FormatRanges(ranks)
+	return plural(len(ranks), "rank ", "ranks ") + intranges.Format(ranks)
 }
 
 func stepsWord(steps []int) string {
-	return plural(len(steps), "step ", "steps ") + dump.FormatRanges(steps)
+	return plural(len(steps), "step ", "steps ") + intranges.Format(steps)
 }
 
 func plural(n int, one, many string) string {
@@ -288,7 +288,7 @@ func (p *printer) spread(v *verdict.Verdict) {
 			c.add(fmt.Sprintf("... %d more", len(v.Spread)-i))
 			break
 		}
-		from := dump.FormatRanges(h.FromRanks)
+		from := intranges.Format(h.FromRanks)
 		if from == "" {
 			from = "?"
 		}
@@ -296,9 +296,9 @@ func (p *printer) spread(v *verdict.Verdict) {
 		if h.Step != v.Origin.Step {
 			op = fmt.Sprintf("%s (step %d)", h.Op, h.Step)
 		}
-		to := from + " -> " + dump.FormatRanges(h.ToRanks)
+		to := from + " -> " + intranges.Format(h.ToRanks)
 		if len(h.Unread) > 0 {
-			to += fmt.Sprintf("   (not read: %s)", dump.FormatRanges(h.Unread))
+			to += fmt.Sprintf("   (not read: %s)", intranges.Format(h.Unread))
 		}
 		c.add(op, to)
 	}

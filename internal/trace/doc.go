@@ -4,7 +4,7 @@
 //
 // Run reads the steps in order, every rank of a step in parallel, and stops
 // at the first step whose anomaly lasts into the next dumped step. Each
-// rank's dump.json is first searched byte by byte (dump.Prefilter, with the
+// rank's dump.json is first searched byte by byte (bytesearch.Prefilter, with the
 // rule set's parameters), which only locates; the rule set turns what it
 // found into a plan (policy.PlanFile, policy.EntryWalk): a file it clears
 // is not parsed, the others are walked, parsing only collectives and the
