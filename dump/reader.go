@@ -22,9 +22,9 @@ type ReaderOptions struct {
 	// and the Entry has only its name, index and byte range (Skipped is set).
 	Select func(name string, offset int64) bool
 	// Indent, when set, says the document is json.dump(indent=Indent)
-	// output, as the byte search saw it (Hits.Indent, when Located): an
-	// entry Select skips is then passed over to its closing line ("\n",
-	// two indentations, "}") without its bytes being looked at, which is
+	// output (as a byte search can tell from its first lines): an entry
+	// Select skips is then passed over to its closing line ("\n", two
+	// indentations, "}") without its bytes being looked at, which is
 	// several times faster than following its strings and brackets.
 	Indent int
 }

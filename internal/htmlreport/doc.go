@@ -18,6 +18,7 @@
 // missing or damaged file is a warning on the page, never an error.
 //
 // It imports verdict, internal/report (the words of the text report),
-// internal/safeio, dump and
-// policy (to read the origin rank's calls again) and trace (their tensor rows).
+// internal/safeio, internal/intranges, dump, internal/entryat and
+// policy (to read the origin rank's calls again), internal/nonfinite and
+// trace (their tensor rows).
 package htmlreport

@@ -4,6 +4,6 @@
 // rank-steps a verdict could not read, "node 3 of 4 (ranks 6,7)" for the
 // nodes of a join without a summary), and comparing them as sets.
 //
-// It imports dump (for FormatRanges), verdict (for its unread rows) and
-// the standard library.
+// It imports internal/intranges (for Format), verdict (for its unread
+// rows) and the standard library.
 package ranklist

@@ -3,5 +3,6 @@
 // nan-overflow-detection agent skill's scripts wrote (Skill). One verdict
 // in, one format out; nothing here analyses.
 //
-// It imports verdict, dump (entry names) and internal/safeio (byte sizes).
+// It imports verdict, internal/intranges (lists of steps and ranks),
+// internal/ranklist and internal/safeio (byte sizes).
 package report

@@ -32,7 +32,7 @@
 // takes a lock file beside each, so that a second watch on either is
 // refused at once rather than raise the same alarm again.
 //
-// It imports dump (folder names), trace, verdict, internal/ranklist (rank
+// It imports internal/dumplayout (folder names), trace, verdict, internal/ranklist (rank
 // lists in words), internal/outguard (to write its state) and
 // internal/safeio (to read it back without blocking on what is not a
 // regular file).
