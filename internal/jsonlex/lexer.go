@@ -175,7 +175,7 @@ func (l *Lexer) SkipValue() error {
 // name a colon that follows at once is consumed with it, and after a value
 // inside a container so is a comma; this changes nothing observable but
 // saves a round of the loop. Everything else goes to the helpers, which
-// handle all cases, errors included (open and the errors are in nexterrors.go). While SkipValue
+// handle all cases, errors included (nexterrors.go). While SkipValue
 // runs, tokens are validated but their Bytes are not materialised.
 func (l *Lexer) Next() (Token, error) {
 	if l.err != nil {
@@ -198,9 +198,7 @@ func (l *Lexer) Next() (Token, error) {
 		c := buf[pos]
 		// A complete value (scalar or container end) leaves the switch
 		// with its kind, its end and its bytes; other tokens return.
-		var kind Kind
-		var b []byte
-		end := pos + 1
+		kind, b, end := Kind(0), []byte(nil), pos+1
 		switch l.state {
 		case stName, stNameOrEnd:
 			if c == '"' {
@@ -248,7 +246,17 @@ func (l *Lexer) Next() (Token, error) {
 				}
 				kind, end, b = Number, i, buf[pos:i:i]
 			case '{', '[':
-				return l.open(pos, c)
+				if len(l.stack) >= l.maxDepth {
+					return l.tooDeep(pos)
+				}
+				l.stack = append(l.stack, l.inObject)
+				off := l.base + int64(pos)
+				l.pos, l.end, l.inObject = pos+1, off+1, c == '{'
+				l.state, kind = stValueOrEnd, ArrayStart
+				if c == '{' {
+					l.state, kind = stNameOrEnd, ObjectStart
+				}
+				return Token{Kind: kind, Offset: off}, nil
 			case 't':
 				if pos+4 > len(buf) || string(buf[pos:pos+4]) != "true" {
 					return l.literal(l.base+int64(pos), pos, "true", True)

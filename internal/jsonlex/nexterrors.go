@@ -2,23 +2,10 @@ package jsonlex
 
 import "strconv"
 
-// open starts the object or array whose opening bracket c is at buf[pos].
-func (l *Lexer) open(pos int, c byte) (Token, error) {
-	if len(l.stack) >= l.maxDepth {
-		return l.syntaxAt(pos, "nesting depth exceeds the maximum of "+strconv.Itoa(l.maxDepth))
-	}
-	l.stack = append(l.stack, l.inObject)
-	off := l.base + int64(pos)
-	l.pos = pos + 1
-	l.end = off + 1
-	if c == '{' {
-		l.inObject = true
-		l.state = stNameOrEnd
-		return Token{Kind: ObjectStart, Offset: off}, nil
-	}
-	l.inObject = false
-	l.state = stValueOrEnd
-	return Token{Kind: ArrayStart, Offset: off}, nil
+// tooDeep is the error of a container opened at buf[pos] past the
+// nesting bound.
+func (l *Lexer) tooDeep(pos int) (Token, error) {
+	return l.syntaxAt(pos, "nesting depth exceeds the maximum of "+strconv.Itoa(l.maxDepth))
 }
 
 // nameError is the error of the byte c at buf[pos] where a member name, or
