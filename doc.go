@@ -15,4 +15,7 @@
 // training logs and the monitor output, through internal/trainlog and
 // internal/monitor), internal/evidence (where they agree with the dump),
 // internal/plan and internal/policy (the rules file).
+//
+// May import: internal/evidence, internal/plan, internal/policy,
+// internal/sources, internal/trace, verdict.
 package nanhunt

@@ -1,6 +1,6 @@
 package dump
 
-// MaxKept is how many tensors, and how many non-tensor values, an entry
+// maxKept is how many tensors, and how many non-tensor values, an entry
 // keeps one by one. msprobe's largest entries (a _foreach_ call over every
 // parameter) hold a few thousand; past the bound the reader keeps memory
 // flat whatever the file holds: further tensors are merged into one
@@ -9,9 +9,9 @@ package dump
 // are kept only when not finite (merged the same way), and further
 // keyword names are not kept. Entry.Merged counts what was merged or
 // dropped.
-const MaxKept = 1 << 14
+const maxKept = 1 << 14
 
-// mergeKey groups the values merged past MaxKept.
+// mergeKey groups the values merged past maxKept.
 type mergeKey struct {
 	field                Field
 	tensor               bool
@@ -20,7 +20,7 @@ type mergeKey struct {
 
 func (r *Reader) addTensor(t Tensor) {
 	e := &r.e
-	if len(e.Tensors) < MaxKept {
+	if len(e.Tensors) < maxKept {
 		e.Tensors = append(e.Tensors, t)
 		return
 	}
@@ -42,7 +42,7 @@ func (r *Reader) addTensor(t Tensor) {
 
 func (r *Reader) addArg(a Arg) {
 	e := &r.e
-	if len(e.Args) < MaxKept {
+	if len(e.Args) < maxKept {
 		e.Args = append(e.Args, a)
 		return
 	}
@@ -59,7 +59,7 @@ func (r *Reader) addArg(a Arg) {
 
 func (r *Reader) addKwarg(name string) {
 	e := &r.e
-	if len(e.Kwargs) < MaxKept {
+	if len(e.Kwargs) < maxKept {
 		e.Kwargs = append(e.Kwargs, name)
 		return
 	}

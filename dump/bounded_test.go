@@ -30,10 +30,10 @@ func tensors(n int, max string) string {
 	return b.String()
 }
 
-// Past MaxKept, tensors merge by field and non-finite statistics: memory
+// Past maxKept, tensors merge by field and non-finite statistics: memory
 // stays flat and no non-finite value is lost.
 func TestMergedTensors(t *testing.T) {
-	n := MaxKept + 5000
+	n := maxKept + 5000
 	e := firstEntry(t, `"input_args": [`+tensors(n, "1.0")+`, `+tensors(3, "NaN")+`], "output": [`+tensors(2, "Infinity")+`]`, true)
 	if want := 5000 + 3 + 2; e.Merged != want { // the bound is the entry's, outputs included
 		t.Errorf("Merged = %d, want %d", e.Merged, want)
@@ -49,11 +49,11 @@ func TestMergedTensors(t *testing.T) {
 			inputs++
 		}
 	}
-	if nanIn != 1 || infOut != 1 || inputs != MaxKept+1 {
-		t.Errorf("kept %d NaN input summaries, %d Inf outputs, %d finite inputs; want 1, 1, %d", nanIn, infOut, inputs, MaxKept+1)
+	if nanIn != 1 || infOut != 1 || inputs != maxKept+1 {
+		t.Errorf("kept %d NaN input summaries, %d Inf outputs, %d finite inputs; want 1, 1, %d", nanIn, infOut, inputs, maxKept+1)
 	}
-	if len(e.Tensors) > MaxKept+8 {
-		t.Errorf("%d tensors kept, want at most %d", len(e.Tensors), MaxKept+8)
+	if len(e.Tensors) > maxKept+8 {
+		t.Errorf("%d tensors kept, want at most %d", len(e.Tensors), maxKept+8)
 	}
 }
 

@@ -2,10 +2,18 @@
 // the dump_path/stepN/rankM folders, dump.json streamed entry by entry in
 // execution order, stack.json (both formats) and construct.json.
 //
-// Nothing here judges the data; package trace does. The reader keeps memory
+// Discover finds the rank folders of a dump (a Layout); NewReader streams
+// the entries of one dump.json (an Entry, with its Tensors and their Max,
+// Min, Mean and Norm, and its other values); ReadStackFile and
+// ReadConstruct read stack.json and construct.json; ParseName takes an
+// entry name apart. Damage in dump.json is a *FormatError naming its
+// offset.
+//
+// Nothing here judges the data; the analysis does. The reader keeps memory
 // bounded whatever the file size: an Entry is reused between calls to
-// Reader.Next, and it records the byte range of each entry so that a caller
-// can come back for the details of the few entries it cares about.
+// Reader.Next, and it records the byte range of each entry, so that a
+// caller can come back for the details of the few entries it cares about
+// (ReaderOptions.Select with Details).
 //
 // The format facts this package relies on (and the msprobe versions that
 // introduced them) are summarised in the README's "Input formats" section.
@@ -19,8 +27,16 @@
 // compared as bytes and values scanned in place; anything else is read
 // token by token, and tests hold the two to the same result on every input.
 //
-// It imports internal/jsonlex, nonfinite and internal/notation (entry names,
-// rank lists and library files, which the reports read from a verdict
-// without this package) only; the rule set (package policy) imports it,
-// never the other way round.
+// The folder layout, the names and the side files are kept in internal
+// packages (dumplayout, notation, sidefile) that the analysis shares; this
+// package re-exports what a reader of a dump needs of them. The byte
+// search that decides which files need parsing (internal/bytesearch) and
+// the rule set (internal/policy) build on this package, never the other
+// way round.
+//
+// It imports internal/jsonlex, internal/nonfinite, internal/dumplayout,
+// internal/notation and internal/sidefile only.
+//
+// May import: internal/dumplayout, internal/jsonlex, internal/nonfinite,
+// internal/notation, internal/sidefile.
 package dump

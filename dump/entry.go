@@ -2,16 +2,10 @@ package dump
 
 import "github.com/nanhunt/nanhunt/internal/nonfinite"
 
-// Class is a set of non-finite values (see package nonfinite).
+// Class is a set of non-finite values: NaN, +Inf, -Inf, or several of
+// them; the zero Class is finite. String names it ("nan", "inf", "-inf",
+// "nan,inf"), Kind says what a verdict calls it, Float gives its value.
 type Class = nonfinite.Class
-
-// The non-finite values.
-const (
-	NaN    = nonfinite.NaN
-	PosInf = nonfinite.PosInf
-	NegInf = nonfinite.NegInf
-	Inf    = nonfinite.Inf
-)
 
 // StatKind says what a statistic field held.
 type StatKind uint8
@@ -135,8 +129,13 @@ type Entry struct {
 	// nan-overflow-detection skill documents, where msprobe writes a list;
 	// its members were read as the items of that list.
 	KeyedByIndex bool
-	// Merged counts the values past MaxKept that were merged into
-	// summaries or dropped (see MaxKept).
+	// Merged counts the values past the 16,384 kept one by one (of
+	// tensors, and of other values) that were merged into summaries or
+	// dropped: the tensors past that bound are merged into one summary
+	// tensor per field and set of non-finite statistics (no non-finite
+	// value is lost, only its position), further non-tensor values are
+	// kept only when not finite (merged the same way), and further
+	// keyword names are not kept.
 	Merged int
 	// CutStrings counts the string values longer than the reader keeps
 	// (1 MiB), of which only the beginning was read.
@@ -149,28 +148,28 @@ type Entry struct {
 	// in one of its tensors ("" when none). The values of a field written
 	// twice are all read; of a statistic written twice, the last.
 	DuplicateKey string
-	// Last is, per field, where its last occurrence's values start in
+	// last is, per field, where its last occurrence's values start in
 	// Tensors and Args: all zero unless a field was written twice. What
 	// a call passed (a collective's slots) is its last occurrence
-	// (InLast).
-	Last [ParamGrads + 1]FieldStart
+	// (TensorInLast, ArgInLast).
+	last [ParamGrads + 1]fieldStart
 }
 
-// FieldStart is where a field's values start in Entry.Tensors and Args.
-type FieldStart struct{ Tensor, Arg int32 }
+// fieldStart is where a field's values start in Entry.Tensors and Args.
+type fieldStart struct{ Tensor, Arg int32 }
 
 // TensorInLast reports whether Tensors[i] comes from the last occurrence of
 // its field.
 func (e *Entry) TensorInLast(i int) bool {
 	f := e.Tensors[i].Field
-	return int(f) >= len(e.Last) || i >= int(e.Last[f].Tensor)
+	return int(f) >= len(e.last) || i >= int(e.last[f].Tensor)
 }
 
 // ArgInLast reports whether Args[i] comes from the last occurrence of its
 // field.
 func (e *Entry) ArgInLast(i int) bool {
 	f := e.Args[i].Field
-	return int(f) >= len(e.Last) || i >= int(e.Last[f].Arg)
+	return int(f) >= len(e.last) || i >= int(e.last[f].Arg)
 }
 
 // Has reports whether the entry had the given field.
@@ -182,7 +181,7 @@ func (e *Entry) reset() {
 	e.IsNaN = -1
 	e.HasOutput = false
 	e.Fields = 0
-	e.Last = [ParamGrads + 1]FieldStart{}
+	e.last = [ParamGrads + 1]fieldStart{}
 	e.Skipped = false
 	e.NumArgs = 0
 	e.Kwargs = e.Kwargs[:0]

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -16,6 +15,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 
 	"github.com/nanhunt/nanhunt/internal/jsonoracle"
 )
@@ -72,20 +73,7 @@ func compareWithOracle(t *testing.T, data []byte, window int) {
 	}
 }
 
-func dumpFiles(t *testing.T) []string {
-	dir := sharedDir(t)
-	var files []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == "dump.json" {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if len(files) == 0 {
-		t.Fatalf("no dump.json under %s", dir)
-	}
-	return files
-}
+func dumpFiles(t *testing.T) []string { return fixturedir.DumpFiles(t) }
 
 func TestReaderMatchesOracleOnRealDumps(t *testing.T) {
 	files := dumpFiles(t)
@@ -309,7 +297,7 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-func TestSelectAndEntryAt(t *testing.T) {
+func TestSelect(t *testing.T) {
 	dir := sharedDir(t)
 	file := filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/mix/step5/rank2/dump.json")
 	data, err := os.ReadFile(file)
@@ -339,38 +327,6 @@ func TestSelectAndEntryAt(t *testing.T) {
 	}
 	if sel.Err() != nil || i != len(full) {
 		t.Fatalf("%v after %d entries", sel.Err(), i)
-	}
-	// Every entry read again from its range is the same entry.
-	at := NewEntryAt(ReaderOptions{Details: true})
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for i, rg := range ranges {
-		e, err := at.Read(f, rg.off, rg.end)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Offset != rg.off || e.End != rg.end || !reflect.DeepEqual(fromReader(e, true), full[i]) {
-			t.Fatalf("entry %d read again differs", i)
-		}
-	}
-	// The same from the reader's window, without reading the file again.
-	raw := NewReader(bytes.NewReader(data), ReaderOptions{Select: func(string, int64) bool { return false }})
-	at2 := NewEntryAt(ReaderOptions{Details: true})
-	for i := 0; raw.Next(); i++ {
-		b := raw.Raw()
-		if b == nil {
-			t.Fatalf("entry %d not in the window", i)
-		}
-		e, err := at2.Parse(b, raw.Entry().Offset)
-		if err != nil || !reflect.DeepEqual(fromReader(e, true), full[i]) {
-			t.Fatalf("entry %d parsed from the window differs: %v", i, err)
-		}
-	}
-	if _, err := at.Read(f, 5, 3); err == nil {
-		t.Error("a reversed range was accepted")
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
 )
 
 // Skipping entries by their closing lines (ReaderOptions.Indent) gives the
@@ -27,7 +29,7 @@ func TestReaderSkipsByLinesOnRealDumps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := NewPrefilter(0, 0, testSearch).Scan(bytes.NewReader(data))
+		h, err := bytesearch.NewPrefilter(0, 0, bytesearch.SearchRules{IgnoredStats: []string{"Mean", "Norm"}}).Scan(bytes.NewReader(data))
 		if err != nil || h.Indent == 0 {
 			continue
 		}

@@ -12,4 +12,6 @@
 // verdict imports only the standard library, nonfinite (the one spelling of
 // non-finite values), msprobe (the config.json a Plan carries, plain data)
 // and internal/fsjson (paths written byte for byte, paths.go).
+//
+// May import: internal/fsjson, internal/msprobe, internal/nonfinite.
 package verdict

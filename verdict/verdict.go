@@ -1,9 +1,10 @@
 package verdict
 
 import (
+	"strings"
+
 	"github.com/nanhunt/nanhunt/internal/msprobe"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
-	"strings"
 )
 
 // Schema names the JSON form of a Verdict. Fields may be added; none will be

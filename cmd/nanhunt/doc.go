@@ -6,4 +6,10 @@
 // (summarize), repro, export and synth; the verdict out through
 // internal/report and internal/htmlreport, and every output checked and
 // written by internal/outguard.
+//
+// May import: dump, internal/export, internal/fsjson, internal/htmlreport,
+// internal/jsonlex, internal/notation, internal/outguard, internal/plan,
+// internal/policy, internal/ranklist, internal/report, internal/repro,
+// internal/safeio, internal/sources, internal/synth, internal/trace,
+// internal/watch, nanhunt (the module root), verdict.
 package main

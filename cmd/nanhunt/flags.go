@@ -6,16 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/spf13/cobra"
-
-	"github.com/nanhunt/nanhunt/dump"
 )
 
 // rangeItem is one item of a --steps or --ranks list: N or N-M.
 var rangeItem = regexp.MustCompile(`^[0-9]+(-[0-9]+)?$`)
 
 // parseRanges reads a --steps or --ranks list ("0,3-7"). It is stricter
-// than dump.ParseRanges, which skips empty items ("1,,2", "4,") and takes
+// than intranges.Parse, which skips empty items ("1,,2", "4,") and takes
 // a sign ("+3"): on a command line those are mistakes.
 func parseRanges(flag, s string) (map[int]bool, error) {
 	for _, item := range strings.Split(s, ",") {
@@ -27,7 +26,7 @@ func parseRanges(flag, s string) (map[int]bool, error) {
 			return nil, fmt.Errorf("%s %q: %q is not N or N-M", flag, s, item)
 		}
 	}
-	set, err := dump.ParseRanges(s)
+	set, err := notation.ParseRanges(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/safeio"
@@ -341,5 +341,5 @@ func rangesOrNone(xs []int) string {
 	if len(xs) == 0 {
 		return "none"
 	}
-	return dump.FormatRanges(xs)
+	return notation.FormatRanges(xs)
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/nanhunt/nanhunt"
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/spf13/cobra"
@@ -241,5 +241,5 @@ func detailSteps(v *verdict.Verdict) string {
 			break
 		}
 	}
-	return dump.FormatRanges(steps)
+	return notation.FormatRanges(steps)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/report"
@@ -74,13 +74,13 @@ func (p *watchPrinter) event(e watch.Event) {
 	text := ""
 	switch e.Kind {
 	case watch.EventStep:
-		line.Ranks = dump.FormatRanges(e.Ranks)
+		line.Ranks = notation.FormatRanges(e.Ranks)
 		if e.Status != watch.StatusAfterAlarm { // listed, not read
 			line.Complete, line.Unread = completeOf(e)
 		}
 		text = stepWords(e)
 	case watch.EventWaiting:
-		line.Missing = dump.FormatRanges(e.Missing)
+		line.Missing = notation.FormatRanges(e.Missing)
 		if p.waited == nil {
 			p.waited = map[int]bool{}
 		}
@@ -300,7 +300,7 @@ func (p *watchPrinter) alarmFailed(err error) {
 // that was not written is "".
 func hookEnv(e watch.Event, a alarmEnv, files alarmFiles, dumpPath string) []string {
 	return []string{
-		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + dump.FormatRanges(a.ranks),
+		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + notation.FormatRanges(a.ranks),
 		"NANHUNT_OP=" + report.Printable(a.op), "NANHUNT_KIND=" + report.Printable(a.kind), "NANHUNT_STAGE=" + report.Printable(a.stage),
 		"NANHUNT_VERDICT=" + files.verdict, "NANHUNT_HTML=" + files.html,
 		"NANHUNT_SOURCE=" + e.Source, "NANHUNT_DUMP=" + dumpPath,

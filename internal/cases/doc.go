@@ -37,4 +37,6 @@
 // lay out), layout.go (msprobe's JSON layout and the compact one).
 //
 // Imports: the standard library and internal/jsonoracle.
+//
+// May import: internal/jsonoracle.
 package cases

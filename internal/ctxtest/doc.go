@@ -4,4 +4,6 @@
 // machine's speed.
 //
 // It imports no nanhunt package.
+//
+// May import: the standard library only.
 package ctxtest

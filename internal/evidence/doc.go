@@ -4,6 +4,9 @@
 // lists where the three agree and where they truly cannot all be right
 // (Combine), and, without a dump, makes the verdict of what to dump.
 //
-// evidence imports verdict, plan, trainlog, monitor, dump and
-// internal/ranklist.
+// evidence imports verdict, plan, trainlog, monitor, internal/intranges
+// and internal/ranklist.
+//
+// May import: internal/monitor, internal/notation, internal/plan,
+// internal/ranklist, internal/trainlog, verdict.
 package evidence

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/monitor"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -114,7 +114,7 @@ func stepStatus(v *verdict.Verdict, step int) string {
 func uncovered(v *verdict.Verdict, step int, dumped []int) string {
 	switch status := stepStatus(v, step); status {
 	case "":
-		return fmt.Sprintf("which the dump does not cover (dumped steps %s)", dump.FormatRanges(ranklist.Unique(dumped)))
+		return fmt.Sprintf("which the dump does not cover (dumped steps %s)", notation.FormatRanges(ranklist.Unique(dumped)))
 	case "unread", "incomplete":
 		return fmt.Sprintf("which the dump could not read whole (%s)", status)
 	}

@@ -20,4 +20,7 @@
 // It imports dump, internal/safeio, internal/outguard (never to write
 // inside the dump), internal/parquetwrite (the file format) and policy
 // (which statistics decide what a tensor holds).
+//
+// May import: dump, internal/outguard, internal/parquetwrite, internal/policy,
+// internal/safeio.
 package export

@@ -8,6 +8,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/nanhunt/nanhunt/dump"
+	class "github.com/nanhunt/nanhunt/internal/nonfinite"
 )
 
 // Columns documents Row exactly: same names, order, types and
@@ -94,11 +95,11 @@ func TestRowOfTensor(t *testing.T) {
 		st := dump.Stat{Kind: dump.StatNumber, Value: v}
 		switch {
 		case math.IsNaN(v):
-			st.Class = dump.NaN
+			st.Class = class.NaN
 		case math.IsInf(v, 1):
-			st.Class = dump.PosInf
+			st.Class = class.PosInf
 		case math.IsInf(v, -1):
-			st.Class = dump.NegInf
+			st.Class = class.NegInf
 		}
 		return st
 	}

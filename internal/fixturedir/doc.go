@@ -4,4 +4,6 @@
 // them absent says where it looked and fails.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package fixturedir

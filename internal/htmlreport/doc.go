@@ -21,4 +21,6 @@
 // It imports verdict, internal/report (the words of the text report),
 // internal/notation (rank lists, entry names, library files) and
 // internal/nonfinite.
+//
+// May import: internal/nonfinite, internal/notation, internal/report, verdict.
 package htmlreport

@@ -5,9 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/verdict"
-
-	"github.com/nanhunt/nanhunt/dump"
 )
 
 // syntheticVerdict is a verdict of a tensor-parallel run of the given size,
@@ -29,7 +28,7 @@ func syntheticVerdict(ranks, steps int) *verdict.Verdict {
 	for i := range all {
 		all[i] = i
 	}
-	allRanges := dump.FormatRanges(all)
+	allRanges := notation.FormatRanges(all)
 	base := src / tp * tp
 	var tpGroup []int
 	for r := base; r < base+tp && r < ranks; r++ {
@@ -117,7 +116,7 @@ func syntheticVerdict(ranks, steps int) *verdict.Verdict {
 			st.Anomalous = []verdict.RankState{{Rank: 3, Role: "source", Kind: "+inf", Op: "Tensor.half.2.forward", Index: 90, Stage: "forward"}}
 			v.Recovered = append(v.Recovered, verdict.Recovered{Step: s, Ranks: []int{3}, Op: "Tensor.half.2.forward", Stage: "forward", Kind: "inf"})
 		case s == notDumpedStep && ranks > 8:
-			st.Ranks = dump.FormatRanges(without(without(all, ranks-4), ranks-5))
+			st.Ranks = notation.FormatRanges(without(without(all, ranks-4), ranks-5))
 		case s == damagedStep:
 			st.Damaged = []int{ranks / 4}
 			v.Warnings = append(v.Warnings, verdict.Warning{File: fmt.Sprintf("/data/run/step%d/rank%d/dump.json", s, ranks/4),

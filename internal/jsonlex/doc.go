@@ -37,4 +37,6 @@
 // until the next call on the lexer; in the steady state no call allocates.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package jsonlex

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"io"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nanhunt/nanhunt/internal/fixturedir"
 
 	"github.com/go-json-experiment/json/jsontext"
 )

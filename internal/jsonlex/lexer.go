@@ -2,7 +2,6 @@ package jsonlex
 
 import (
 	"io"
-	"strconv"
 )
 
 const (
@@ -170,14 +169,15 @@ func (l *Lexer) SkipValue() error {
 // Commas and colons are checked but not returned. Errors are a
 // *SyntaxError, or an error from the reader wrapped as
 // "read at offset N: ...".
+//
+// The common tokens are handled inline: strings and numbers that lie in
+// the window without escapes, bare words and punctuation. After a member
+// name a colon that follows at once is consumed with it, and after a value
+// inside a container so is a comma; this changes nothing observable but
+// saves a round of the loop. Everything else goes to the helpers, which
+// handle all cases, errors included (nexterrors.go). While SkipValue
+// runs, tokens are validated but their Bytes are not materialised.
 func (l *Lexer) Next() (Token, error) {
-	// The common tokens are handled inline: strings and numbers that lie in
-	// the window without escapes, bare words and punctuation. After a member
-	// name a colon that follows at once is consumed with it, and after a
-	// value inside a container so is a comma; this changes nothing
-	// observable but saves a round of the loop. Everything else goes to the
-	// helpers, which handle all cases. While SkipValue runs, tokens are
-	// validated but their Bytes are not materialised.
 	if l.err != nil {
 		return Token{}, l.err
 	}
@@ -198,9 +198,7 @@ func (l *Lexer) Next() (Token, error) {
 		c := buf[pos]
 		// A complete value (scalar or container end) leaves the switch
 		// with its kind, its end and its bytes; other tokens return.
-		var kind Kind
-		var b []byte
-		end := pos + 1
+		kind, b, end := Kind(0), []byte(nil), pos+1
 		switch l.state {
 		case stName, stNameOrEnd:
 			if c == '"' {
@@ -224,11 +222,8 @@ func (l *Lexer) Next() (Token, error) {
 				l.pos = end
 				return Token{Kind: Name, Offset: off, Bytes: buf[start:i:i]}, nil
 			}
-			if c != '}' {
-				return l.syntaxAt(pos, "invalid character "+quoteChar(c)+" looking for beginning of object member name")
-			}
-			if l.state != stNameOrEnd {
-				return l.syntaxAt(pos, "invalid character '}' after ',' (trailing comma)")
+			if c != '}' || l.state != stNameOrEnd {
+				return l.nameError(pos, c)
 			}
 			l.pop()
 			kind = ObjectEnd
@@ -252,20 +247,16 @@ func (l *Lexer) Next() (Token, error) {
 				kind, end, b = Number, i, buf[pos:i:i]
 			case '{', '[':
 				if len(l.stack) >= l.maxDepth {
-					return l.syntaxAt(pos, "nesting depth exceeds the maximum of "+strconv.Itoa(l.maxDepth))
+					return l.tooDeep(pos)
 				}
 				l.stack = append(l.stack, l.inObject)
 				off := l.base + int64(pos)
-				l.pos = pos + 1
-				l.end = off + 1
+				l.pos, l.end, l.inObject = pos+1, off+1, c == '{'
+				l.state, kind = stValueOrEnd, ArrayStart
 				if c == '{' {
-					l.inObject = true
-					l.state = stNameOrEnd
-					return Token{Kind: ObjectStart, Offset: off}, nil
+					l.state, kind = stNameOrEnd, ObjectStart
 				}
-				l.inObject = false
-				l.state = stValueOrEnd
-				return Token{Kind: ArrayStart, Offset: off}, nil
+				return Token{Kind: kind, Offset: off}, nil
 			case 't':
 				if pos+4 > len(buf) || string(buf[pos:pos+4]) != "true" {
 					return l.literal(l.base+int64(pos), pos, "true", True)
@@ -292,19 +283,13 @@ func (l *Lexer) Next() (Token, error) {
 				}
 				kind, end = PosInf, pos+8
 			case ']':
-				if l.state == stValueOrEnd {
-					l.pop()
-					kind = ArrayEnd
-				} else if len(l.stack) > 0 && !l.inObject {
-					return l.syntaxAt(pos, "invalid character ']' after ',' (trailing comma)")
-				} else {
-					return l.syntaxAt(pos, "invalid character ']' looking for beginning of value")
+				if l.state != stValueOrEnd {
+					return l.valueError(pos, c)
 				}
+				l.pop()
+				kind = ArrayEnd
 			default:
-				if c == 0xef && l.base+int64(pos) == 0 {
-					return l.syntaxAt(pos, "invalid character '\\xef' at start of input (a byte order mark is not allowed)")
-				}
-				return l.syntaxAt(pos, "invalid character "+quoteChar(c)+" looking for beginning of value")
+				return l.valueError(pos, c)
 			}
 		case stCommaOrEnd:
 			switch {
@@ -322,10 +307,8 @@ func (l *Lexer) Next() (Token, error) {
 			case c == ']' && !l.inObject:
 				l.pop()
 				kind = ArrayEnd
-			case l.inObject:
-				return l.syntaxAt(pos, "invalid character "+quoteChar(c)+" after object member value")
 			default:
-				return l.syntaxAt(pos, "invalid character "+quoteChar(c)+" after array element")
+				return l.afterValueError(pos, c)
 			}
 		case stColon:
 			if c == ':' {

@@ -4,4 +4,6 @@
 // it as the reference their own streaming readers are compared against.
 //
 // It imports only the standard library and go-json-experiment/json.
+//
+// May import: the standard library only.
 package jsonoracle

@@ -64,4 +64,6 @@
 // slurmd, munged, munge and unmunge (Debian's slurm-wlm and munge), all of
 // which .ci/run installs when they are missing. The tests are Linux only.
 // It imports no package of nanhunt: it runs the binary.
+//
+// May import: the standard library only.
 package launchtest

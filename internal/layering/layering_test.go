@@ -1,12 +1,12 @@
 package layering
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,90 +14,60 @@ import (
 
 const module = "github.com/nanhunt/nanhunt/"
 
-// root is the package at the module's root, as the table names it (the
-// directory the walk gives it).
+// root is the package at the module's root, as the walk names it; its
+// doc.go and the others name it "nanhunt (the module root)".
 const root = "."
 
-// allowed lists, for each package, the nanhunt packages its non-test files
-// may import.
-var allowed = map[string][]string{
-	"internal/nonfinite":    {},
-	"internal/msprobe":      {},
-	"internal/jsonlex":      {},
-	"internal/jsonoracle":   {},
-	"internal/fixturedir":   {},
-	"internal/realruns":     {},
-	"internal/layering":     {},
-	"internal/safeio":       {},
-	"internal/parquetwrite": {},
-	"internal/robustness":   {},
-	"internal/ctxtest":      {},
-	"internal/linktest":     {},
-	"internal/launchtest":   {},
-	"internal/outguard":     {},
-	"internal/tinylimits":   {},
-	"internal/fsjson":       {},
-	"internal/notation":     {},
-	"dump":                  {"internal/jsonlex", "internal/nonfinite", "internal/notation"},
-	"internal/policy":       {"dump", "internal/safeio", "internal/nonfinite"},
-	"verdict":               {"internal/fsjson", "internal/msprobe", "internal/nonfinite"},
-	"internal/ranklist":     {"internal/notation", "verdict"},
-	"internal/trace":        {"dump", "internal/fsjson", "internal/ranklist", "internal/safeio", "internal/tinylimits", "internal/nonfinite", "internal/policy", "verdict"},
-	"internal/plan":         {"dump", "internal/ranklist", "internal/safeio", "internal/msprobe", "verdict"},
-	"internal/trainlog":     {"internal/jsonlex", "internal/safeio", "internal/nonfinite"},
-	"internal/monitor":      {"internal/safeio", "internal/nonfinite"},
-	"internal/evidence":     {"dump", "internal/ranklist", "internal/monitor", "internal/plan", "internal/trainlog", "verdict"},
-	// the reports are functions of the verdict: neither the reader of the
-	// dump nor the analysis
-	"internal/report":     {"internal/notation", "internal/ranklist", "internal/safeio", "verdict"},
-	"internal/htmlreport": {"internal/nonfinite", "internal/notation", "internal/report", "verdict"},
-	"internal/export":     {"dump", "internal/outguard", "internal/parquetwrite", "internal/safeio", "internal/policy"},
-	"internal/repro":      {"dump", "internal/jsonlex", "internal/outguard", "internal/safeio", "internal/trace", "verdict"},
-	"internal/reference":  {"internal/jsonoracle", "verdict"},
-	"internal/cases":      {"internal/jsonoracle"},
+// rootName is how a doc.go names the package at the module's root.
+const rootName = "nanhunt (the module root)"
 
-	// the generator: the spec below the msprobe writer and the truth,
-	// which share nothing, the simulation above them, the entry point on top
-	"internal/synth/spec":         {},
-	"internal/synth/msprobewrite": {"internal/synth/spec"},
-	"internal/synth/truth":        {"internal/synth/spec"},
-	"internal/synth/sim":          {"internal/synth/spec", "internal/synth/msprobewrite", "internal/synth/truth"},
-	"internal/synth":              {"internal/synth/spec", "internal/synth/msprobewrite", "internal/synth/truth", "internal/synth/sim"},
+// marker starts the sentence of a package's doc comment that lists what
+// it may import.
+const marker = "May import: "
 
-	"cmd/nanhunt": {"dump", "internal/export", "internal/fsjson", "internal/htmlreport", "internal/jsonlex", "internal/outguard", "internal/ranklist", "internal/report", "internal/safeio",
-		"internal/plan", "internal/policy", "internal/repro", "internal/sources", "internal/synth", "internal/trace", "verdict", "internal/watch", root},
-	"internal/sources": {"internal/evidence", "internal/monitor", "internal/plan", "internal/trainlog", "verdict"},
-	"internal/watch":   {"dump", "internal/outguard", "internal/plan", "internal/ranklist", "internal/safeio", "internal/sources", "internal/trace", "verdict"},
-	root:               {"internal/evidence", "internal/plan", "internal/policy", "internal/sources", "internal/trace", "verdict"},
-
-	// the tests' second Parquet reader (hyparquet, run under Node)
-	"internal/parquetwrite/jsread": {},
-}
-
-// nanhuntPackage is the table's name of an import path of the module
-// ("" and false for another module's).
-func nanhuntPackage(path string) (string, bool) {
-	if path+"/" == module {
-		return root, true
-	}
-	return strings.CutPrefix(path, module)
-}
-
+// TestImports holds every package to the imports its doc.go allows: the
+// package comment ends with "May import: a, b, c." (the module's packages,
+// by path; "the standard library only." when none), and no non-test file
+// of the package imports another of the module's packages.
 func TestImports(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	moduleRoot, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("no go.mod at %s", root)
+	if _, err := os.Stat(filepath.Join(moduleRoot, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s", moduleRoot)
 	}
-	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	pkgs, err := packages(moduleRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, files := range pkgs {
+		want, err := allowedOf(filepath.Join(moduleRoot, filepath.FromSlash(pkg), "doc.go"))
+		if err != nil {
+			t.Errorf("package %s: %v", pkg, err)
+			continue
+		}
+		for _, dep := range want {
+			if _, ok := pkgs[dep]; !ok {
+				t.Errorf("%s/doc.go allows %s, which is no package of the module", pkg, dep)
+			}
+		}
+		for _, file := range files {
+			checkFile(t, moduleRoot, file, pkg, want)
+		}
+	}
+}
+
+// packages maps each package of the module (by its path from the module's
+// root, "." for the root) to its non-test Go files.
+func packages(moduleRoot string) (map[string][]string, error) {
+	out := map[string][]string{}
+	err := filepath.WalkDir(moduleRoot, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+			if name := d.Name(); path != moduleRoot && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -105,38 +75,88 @@ func TestImports(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel, _ := filepath.Rel(moduleRoot, filepath.Dir(path))
 		pkg := filepath.ToSlash(rel)
-		seen[pkg] = true
-		want, ok := allowed[pkg]
-		if !ok {
-			t.Errorf("package %s is not in the layering table", pkg)
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			if dep, ok := nanhuntPackage(p); ok && !slices.Contains(want, dep) {
-				rf, _ := filepath.Rel(root, path)
-				t.Errorf("%s imports %s; %s may import only %v", rf, dep, pkg, want)
-			}
-		}
+		out[pkg] = append(out[pkg], path)
 		return nil
 	})
+	return out, err
+}
+
+// allowedOf reads the packages a doc.go says its package may import.
+func allowedOf(doc string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), doc, nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	var gone []string
-	for pkg := range allowed {
-		if !seen[pkg] {
-			gone = append(gone, pkg)
+	text := commentText(f.Doc)
+	i := strings.LastIndex(text, marker)
+	if i < 0 {
+		return nil, &missingError{doc}
+	}
+	list := strings.TrimSpace(text[i+len(marker):])
+	end := strings.Index(list, ".")
+	for end >= 0 && end+1 < len(list) && list[end+1] != ' ' && list[end+1] != '\n' {
+		next := strings.Index(list[end+1:], ".")
+		if next < 0 {
+			end = -1
+			break
+		}
+		end += 1 + next
+	}
+	if end < 0 {
+		return nil, &missingError{doc}
+	}
+	list = strings.Join(strings.Fields(list[:end]), " ")
+	if list == "the standard library only" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(list, ", ") {
+		if p == rootName {
+			p = root
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func commentText(g *ast.CommentGroup) string {
+	if g == nil {
+		return ""
+	}
+	return g.Text()
+}
+
+type missingError struct{ doc string }
+
+func (e *missingError) Error() string {
+	return e.doc + " has no \"" + marker + "…\" sentence ending its package comment"
+}
+
+// checkFile reports each import of the module's packages that want does
+// not hold.
+func checkFile(t *testing.T, moduleRoot, path, pkg string, want []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if dep, ok := nanhuntPackage(p); ok && !slices.Contains(want, dep) {
+			rf, _ := filepath.Rel(moduleRoot, path)
+			t.Errorf("%s imports %s; %s/doc.go allows only %v", rf, dep, pkg, want)
 		}
 	}
-	sort.Strings(gone)
-	if len(gone) > 0 {
-		t.Errorf("the layering table lists packages that do not exist: %v", gone)
+}
+
+// nanhuntPackage is a package's path from the module's root ("." for the
+// root), and false for another module's.
+func nanhuntPackage(path string) (string, bool) {
+	if path+"/" == module {
+		return root, true
 	}
+	return strings.CutPrefix(path, module)
 }

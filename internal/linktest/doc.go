@@ -3,4 +3,6 @@
 // place, as dump_path/step3 -> /disk2/step3 does.
 //
 // It imports no nanhunt package.
+//
+// May import: the standard library only.
 package linktest

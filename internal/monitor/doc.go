@@ -33,4 +33,6 @@
 // It imports nonfinite (the spellings of non-finite values), internal/safeio
 // (it opens only regular files) and the standard
 // library.
+//
+// May import: internal/nonfinite, internal/safeio.
 package monitor

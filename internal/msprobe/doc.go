@@ -4,4 +4,6 @@
 // key set, so that a generated file is accepted by the tool as written.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package msprobe

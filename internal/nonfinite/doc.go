@@ -12,4 +12,6 @@
 // writes it in JSON.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package nonfinite

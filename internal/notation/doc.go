@@ -6,4 +6,6 @@
 //
 // The reader of a dump (package dump) and the reports, which see only a
 // verdict, both use it. It imports only the standard library.
+//
+// May import: the standard library only.
 package notation

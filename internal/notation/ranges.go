@@ -75,3 +75,24 @@ func WriteRun(b *strings.Builder, from, to int) {
 		b.WriteString(strconv.Itoa(to))
 	}
 }
+
+// MissingRanges names the numbers from lo to hi that sorted does not hold,
+// as ranges ("3-5,9"), without listing them: a gap may be a billion long.
+func MissingRanges(sorted []int, lo, hi int) string {
+	var b strings.Builder
+	add := func(from, to int) {
+		if from <= to {
+			WriteRun(&b, from, to)
+		}
+	}
+	next := lo
+	for _, x := range sorted {
+		if x < next {
+			continue // a repeat
+		}
+		add(next, min(x-1, hi))
+		next = x + 1
+	}
+	add(next, hi)
+	return b.String()
+}

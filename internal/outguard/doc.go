@@ -26,4 +26,6 @@
 // keeps its mode.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package outguard

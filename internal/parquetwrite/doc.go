@@ -13,4 +13,6 @@
 // Memory is one row group's compressed pages plus one open page per
 // column: the pages are encoded as rows arrive, and each row group's column
 // chunks are written out, one after the other, when it is full.
+//
+// May import: the standard library only.
 package parquetwrite

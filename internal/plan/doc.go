@@ -14,6 +14,10 @@
 // The estimate comes from the shapes and dtypes the statistics dump
 // recorded for the listed APIs (Measure).
 //
-// plan imports verdict, msprobe (the config it writes), dump (entry names,
-// the dump it measures), internal/safeio and internal/ranklist.
+// plan imports verdict, msprobe (the config it writes), dump (entry names),
+// internal/callsize (the dump it measures), internal/intranges,
+// internal/safeio and internal/ranklist.
+//
+// May import: dump, internal/callsize, internal/msprobe, internal/notation,
+// internal/ranklist, internal/safeio, verdict.
 package plan

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -88,7 +88,7 @@ func FromEvidence(v *verdict.Verdict, opt Options) *verdict.Plan {
 		p.Why = fmt.Sprintf("The first sign of a non-finite value is at step %d on %s; without a dump of it the op that made it is unknown.", step, ranklist.Name(firstRanks))
 	}
 	p.Collect = fmt.Sprintf("statistics of every module and API call at steps %s on %s; the step before is included because its backward or update may have made the weights that step %d reads",
-		dump.FormatRanges(ranklist.Unique(steps)), who, step)
+		notation.FormatRanges(ranklist.Unique(steps)), who, step)
 	p.Then = []string{fmt.Sprintf("nanhunt trace %s, with the same --log and --monitor", opt.DumpPath)}
 	return p
 }

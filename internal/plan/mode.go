@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -75,7 +75,7 @@ func runRanks(v *verdict.Verdict) []int {
 		seen[r] = true
 	}
 	for _, st := range v.Steps {
-		if set, err := dump.ParseRanges(st.Ranks); err == nil {
+		if set, err := notation.ParseRanges(st.Ranks); err == nil {
 			for r := range set {
 				seen[r] = true
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 
@@ -163,7 +164,7 @@ func cleanRank(v *verdict.Verdict) (int, bool) {
 		if st.Step != o.Step {
 			continue
 		}
-		set, err := dump.ParseRanges(st.Ranks)
+		set, err := notation.ParseRanges(st.Ranks)
 		if err != nil {
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/callsize"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
@@ -18,7 +19,7 @@ type Sizes struct {
 
 // Measure reads one rank's dump.json of one step and sizes the tensors the
 // calls of the listed APIs ("Torch.sqrt", "Tensor.__mul__") would save with
-// data_mode "all" (dump.MeasureFile, summed).
+// data_mode "all" (callsize.MeasureFile, summed).
 func Measure(file string, apis []string) (Sizes, error) {
 	f, err := safeio.Open(file)
 	if err != nil {
@@ -29,7 +30,7 @@ func Measure(file string, apis []string) (Sizes, error) {
 	if err != nil {
 		return Sizes{File: file}, err
 	}
-	by, err := dump.MeasureFile(f, info.Size(), apis)
+	by, err := callsize.MeasureFile(f, info.Size(), apis)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", file, err)
 	}
@@ -37,7 +38,7 @@ func Measure(file string, apis []string) (Sizes, error) {
 }
 
 // Sum adds the sizes of several ops' calls.
-func Sum(file string, by map[string]dump.CallSizes) Sizes {
+func Sum(file string, by map[string]callsize.Sizes) Sizes {
 	s := Sizes{File: file}
 	for _, c := range by {
 		s.Calls += c.Calls

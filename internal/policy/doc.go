@@ -23,8 +23,10 @@
 // A new rule goes here, in the file of its kind (builtin.go for exclusions,
 // collective.go for collectives, phase.go for phases), and nowhere else.
 //
-// policy imports dump (for the facts it judges), nonfinite and internal/safeio
-// (to open a rules file); dump does not
-// import policy: the byte search in dump takes its parameters as plain data
-// ([SearchRules]).
+// policy imports dump (for the facts it judges), internal/bytesearch (the
+// byte search whose hits it judges), nonfinite and internal/safeio (to open
+// a rules file); neither dump nor bytesearch imports policy: the byte
+// search takes its parameters as plain data (bytesearch.SearchRules).
+//
+// May import: dump, internal/bytesearch, internal/nonfinite, internal/safeio.
 package policy

@@ -4,11 +4,12 @@ import (
 	"io"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
 )
 
 // Read is how much of a dump.json the analysis parses, decided from what
-// its byte search found (dump.Hits): the search only locates, the plan
+// its byte search found (bytesearch.Hits): the search only locates, the plan
 // decides.
 type Read uint8
 
@@ -32,9 +33,9 @@ const (
 
 // PlanFile decides how much of a file to parse from its byte search. When
 // only -inf in forward API calls was found, ra (size bytes) is read
-// backwards for the file's last backward entry (dump.LastEntry), which
+// backwards for the file's last backward entry (bytesearch.LastEntry), which
 // decides whether that -inf can lie after it.
-func PlanFile(h *dump.Hits, ra io.ReaderAt, size int64) Read {
+func PlanFile(h *bytesearch.Hits, ra io.ReaderAt, size int64) Read {
 	switch {
 	case NoSuspects(h):
 		return Clear
@@ -48,11 +49,11 @@ func PlanFile(h *dump.Hits, ra io.ReaderAt, size int64) Read {
 
 // masksBeforeLastBackward reports whether every hit of a MasksOnly file
 // lies before its last backward entry.
-func masksBeforeLastBackward(h *dump.Hits, ra io.ReaderAt, size int64) bool {
+func masksBeforeLastBackward(h *bytesearch.Hits, ra io.ReaderAt, size int64) bool {
 	if h.NoBackward {
 		return ClearsFile(h, -1) // what LastEntry would find, reading the file whole again
 	}
-	lastBwd, err := dump.LastEntry(ra, size, h.Indent, IsBackwardNameBytes)
+	lastBwd, err := bytesearch.LastEntry(ra, size, h.Indent, IsBackwardNameBytes)
 	return err == nil && ClearsFile(h, lastBwd)
 }
 
@@ -69,14 +70,14 @@ func masksFlowIn(n dump.Name) bool {
 // entries to parse before their bytes are read (Parse), and what one
 // passed over needs (Skipped). It follows the entries in file order.
 type EntryWalk struct {
-	hits    *dump.Hits
+	hits    *bytesearch.Hits
 	next    int  // the first span of hits not behind the entry last asked about
 	settled bool // the rank's first anomaly and first NaN are known
 	mask    bool // the entry last asked about was passed over as a mask
 }
 
 // NewEntryWalk returns the walk of a file whose byte search found h.
-func NewEntryWalk(h *dump.Hits) *EntryWalk { return &EntryWalk{hits: h} }
+func NewEntryWalk(h *bytesearch.Hits) *EntryWalk { return &EntryWalk{hits: h} }
 
 // parseAhead: a call whose start lies this close before a hit is parsed
 // right away rather than read again from the window afterwards.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
 )
 
 // planDoc is a json.dump(indent=1) document of three entries: a forward
@@ -16,9 +16,9 @@ const planDoc = "{\n \"data\": {\n  \"Torch.mul.0.forward\": {\n   \"input_args\
 // maskHits is the byte search of a whole, indented file with statistics
 // whose one suspect, at offset 150, is -inf in a forward API call whose
 // entry starts at 100; f changes it.
-func maskHits(f func(*dump.Hits)) *dump.Hits {
-	x := &dump.Hits{Whole: true, Located: true, Forward: true, Indent: 1, FirstSevere: -1, LastEntry: 100, Tensors: 1, Stats: 1,
-		Spans: []dump.Span{{From: 150, To: 150}}}
+func maskHits(f func(*bytesearch.Hits)) *bytesearch.Hits {
+	x := &bytesearch.Hits{Whole: true, Located: true, Forward: true, Indent: 1, FirstSevere: -1, LastEntry: 100, Tensors: 1, Stats: 1,
+		Spans: []bytesearch.Span{{From: 150, To: 150}}}
 	f(x)
 	return x
 }
@@ -32,19 +32,19 @@ func TestPlanFile(t *testing.T) {
 	h := maskHits
 	for _, tc := range []struct {
 		name string
-		h    *dump.Hits
+		h    *bytesearch.Hits
 		want Read
 	}{
-		{"no suspect", h(func(x *dump.Hits) { x.Spans = nil }), Clear},
-		{"masks before the last backward entry", h(func(*dump.Hits) {}), ClearMasks},
-		{"masks, no backward name in the file", h(func(x *dump.Hits) { x.NoBackward = true }), ClearMasks},
-		{"a mask after the last backward entry", h(func(x *dump.Hits) { x.LastEntry = backwardAt + 30 }), Walk},
-		{"a NaN or +inf suspect", h(func(x *dump.Hits) { x.FirstSevere = 150 }), Walk},
-		{"a suspect in a module or a collective", h(func(x *dump.Hits) { x.Forward = false }), Walk},
-		{"searched up to its first severe suspect", h(func(x *dump.Hits) { x.Whole, x.Partial, x.FirstSevere = false, true, 150 }), Walk},
-		{"cut by a crash", h(func(x *dump.Hits) { x.Whole = false }), ReadAll},
-		{"tensors without statistics", h(func(x *dump.Hits) { x.Stats = 0 }), ReadAll},
-		{"no suspect, no tensor (maybe no entry)", h(func(x *dump.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), Walk},
+		{"no suspect", h(func(x *bytesearch.Hits) { x.Spans = nil }), Clear},
+		{"masks before the last backward entry", h(func(*bytesearch.Hits) {}), ClearMasks},
+		{"masks, no backward name in the file", h(func(x *bytesearch.Hits) { x.NoBackward = true }), ClearMasks},
+		{"a mask after the last backward entry", h(func(x *bytesearch.Hits) { x.LastEntry = backwardAt + 30 }), Walk},
+		{"a NaN or +inf suspect", h(func(x *bytesearch.Hits) { x.FirstSevere = 150 }), Walk},
+		{"a suspect in a module or a collective", h(func(x *bytesearch.Hits) { x.Forward = false }), Walk},
+		{"searched up to its first severe suspect", h(func(x *bytesearch.Hits) { x.Whole, x.Partial, x.FirstSevere = false, true, 150 }), Walk},
+		{"cut by a crash", h(func(x *bytesearch.Hits) { x.Whole = false }), ReadAll},
+		{"tensors without statistics", h(func(x *bytesearch.Hits) { x.Stats = 0 }), ReadAll},
+		{"no suspect, no tensor (maybe no entry)", h(func(x *bytesearch.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), Walk},
 	} {
 		if got := PlanFile(tc.h, strings.NewReader(planDoc), int64(len(planDoc))); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
@@ -62,7 +62,7 @@ func TestEntryWalk(t *testing.T) {
 		skip      Skip // when not parsed, before the walk is settled
 		settleNow bool // settle the walk after this entry
 	}
-	hits := &dump.Hits{FirstSevere: 5000, Spans: []dump.Span{{From: 150, To: 160}, {From: 5000, To: 5010}, {From: 20000, To: 20000}}}
+	hits := &bytesearch.Hits{FirstSevere: 5000, Spans: []bytesearch.Span{{From: 150, To: 160}, {From: 5000, To: 5010}, {From: 20000, To: 20000}}}
 	for _, tc := range []struct {
 		name    string
 		entries []entry

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/sidefile"
 )
 
 func TestBuiltinRules(t *testing.T) {
@@ -111,7 +113,7 @@ func TestPhaseTags(t *testing.T) {
 	frames := func(lines ...string) []dump.Frame {
 		var out []dump.Frame
 		for _, l := range lines {
-			out = append(out, dump.ParseFrame(l))
+			out = append(out, sidefile.ParseFrame(l))
 		}
 		return out
 	}
@@ -169,19 +171,19 @@ func TestClearsFile(t *testing.T) {
 	h := maskHits
 	for _, tc := range []struct {
 		name    string
-		h       *dump.Hits
+		h       *bytesearch.Hits
 		lastBwd int64
 		want    bool
 	}{
-		{"masks before the last backward", h(func(*dump.Hits) {}), 500, true},
-		{"masks and no backward entry", h(func(*dump.Hits) {}), -1, true},
-		{"a hit after the last backward", h(func(*dump.Hits) {}), 50, false},
-		{"a NaN or +inf suspect", h(func(x *dump.Hits) { x.FirstSevere = 150 }), 500, false},
-		{"in a module or a collective", h(func(x *dump.Hits) { x.Forward = false }), 500, false},
-		{"cut by a crash", h(func(x *dump.Hits) { x.Whole = false }), 500, false},
-		{"no statistics", h(func(x *dump.Hits) { x.Stats = 0 }), 500, false},
-		{"no suspect", h(func(x *dump.Hits) { x.Spans = nil }), 50, true},
-		{"no suspect, no tensor (maybe no entry)", h(func(x *dump.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), 50, false},
+		{"masks before the last backward", h(func(*bytesearch.Hits) {}), 500, true},
+		{"masks and no backward entry", h(func(*bytesearch.Hits) {}), -1, true},
+		{"a hit after the last backward", h(func(*bytesearch.Hits) {}), 50, false},
+		{"a NaN or +inf suspect", h(func(x *bytesearch.Hits) { x.FirstSevere = 150 }), 500, false},
+		{"in a module or a collective", h(func(x *bytesearch.Hits) { x.Forward = false }), 500, false},
+		{"cut by a crash", h(func(x *bytesearch.Hits) { x.Whole = false }), 500, false},
+		{"no statistics", h(func(x *bytesearch.Hits) { x.Stats = 0 }), 500, false},
+		{"no suspect", h(func(x *bytesearch.Hits) { x.Spans = nil }), 50, true},
+		{"no suspect, no tensor (maybe no entry)", h(func(x *bytesearch.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), 50, false},
 	} {
 		if got := ClearsFile(tc.h, tc.lastBwd); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -6,4 +6,6 @@
 //
 // It imports internal/notation (for FormatRanges), verdict (for its unread
 // rows) and the standard library.
+//
+// May import: internal/notation, verdict.
 package ranklist

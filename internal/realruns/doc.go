@@ -12,4 +12,6 @@
 // damaged archive fails the test instead of skipping it.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package realruns

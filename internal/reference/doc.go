@@ -194,4 +194,6 @@
 //     step<digits> name, else 0, and rank<digits>, else 0. A proc<digits>
 //     folder is rank 0 only when it is the step's only rank-like folder.
 //     MindSpore's graph/ and pynative/ levels are not looked for.
+//
+// May import: internal/jsonoracle, verdict.
 package reference

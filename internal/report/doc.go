@@ -6,4 +6,6 @@
 //
 // It imports verdict, internal/notation (rank lists), internal/ranklist
 // (ranks named for people) and internal/safeio (byte sizes).
+//
+// May import: internal/notation, internal/ranklist, internal/safeio, verdict.
 package report

@@ -68,7 +68,11 @@
 // The strings of dump.json reach repro.py only as escaped Python literals
 // or sanitised comments, and case.json through encoding/json.
 //
-// It imports dump, internal/jsonlex, internal/safeio, internal/outguard
+// It imports dump, internal/jsonlex, internal/nonfinite, internal/intranges,
+// internal/safeio, internal/outguard
 // (never to write inside the dump), trace (to find the root op when none is
 // named) and verdict.
+//
+// May import: dump, internal/jsonlex, internal/nonfinite, internal/notation,
+// internal/outguard, internal/safeio, internal/trace, verdict.
 package repro

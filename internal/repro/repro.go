@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/trace"
 )
@@ -116,7 +117,7 @@ func Write(opt Options) (*Case, error) {
 	}
 	dirs := layout.Select(map[int]bool{c.Step: true}, map[int]bool{c.Rank: true})
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%s: no rank folder for step %d, rank %d (steps %s here)", opt.Path, c.Step, c.Rank, dump.FormatRanges(layout.Steps()))
+		return nil, fmt.Errorf("%s: no rank folder for step %d, rank %d (steps %s here)", opt.Path, c.Step, c.Rank, notation.FormatRanges(layout.Steps()))
 	}
 	b, err := c.read(dirs, op)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/jsonlex"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 )
 
 // TensorRef is a tensor's record in dump.json.
@@ -50,11 +51,11 @@ func classOf(n verdict.Number) dump.Class {
 	case !n.Valid:
 		return 0
 	case math.IsNaN(n.Value):
-		return dump.NaN
+		return nonfinite.NaN
 	case math.IsInf(n.Value, 1):
-		return dump.PosInf
+		return nonfinite.PosInf
 	case math.IsInf(n.Value, -1):
-		return dump.NegInf
+		return nonfinite.NegInf
 	}
 	return 0
 }

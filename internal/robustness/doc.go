@@ -9,4 +9,6 @@
 // which the test writes with -update and holds to it otherwise.
 //
 // It has no non-test code and imports no nanhunt package.
+//
+// May import: the standard library only.
 package robustness

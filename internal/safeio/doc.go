@@ -6,4 +6,6 @@
 // CSVs, rules files, saved verdicts) opens its input through it.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package safeio

@@ -8,4 +8,7 @@
 //
 // It imports internal/evidence, internal/monitor, internal/plan,
 // internal/trainlog and verdict.
+//
+// May import: internal/evidence, internal/monitor, internal/plan,
+// internal/trainlog, verdict.
 package sources

@@ -52,4 +52,7 @@
 //
 // It imports only the standard library outside the generator: what it
 // writes is checked by the readers, not shared with them.
+//
+// May import: internal/synth/msprobewrite, internal/synth/sim,
+// internal/synth/spec, internal/synth/truth.
 package synth

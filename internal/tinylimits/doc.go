@@ -8,4 +8,6 @@
 // verdict decides; in this mode the tests show which.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package tinylimits

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -134,7 +135,7 @@ func cleanAdvice(m *modeResult) []string {
 			r.Step, r.Kind, r.Op, nextClean(r)))
 	}
 	if whole := wholeSteps(m); len(whole) > 0 && len(m.missingNodes) == 0 {
-		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", dump.FormatRanges(whole)))
+		out = append(out, fmt.Sprintf("No NaN or Inf in step(s) %s. If the training log shows NaN at a later step, dump that step and the one before it.", notation.FormatRanges(whole)))
 	}
 	files, summaries := splitBySummary(m.unread)
 	if len(files) > 0 {
@@ -200,5 +201,5 @@ func rankList(ranks []int) string {
 	if len(ranks) == 1 {
 		return fmt.Sprintf("rank %d", ranks[0])
 	}
-	return "ranks " + dump.FormatRanges(ranks)
+	return "ranks " + notation.FormatRanges(ranks)
 }

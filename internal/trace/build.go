@@ -6,8 +6,8 @@ import (
 	"sort"
 
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -341,7 +341,7 @@ func (b *builder) weightsFromUpdate() (bool, string) {
 	for _, name := range names {
 		if ranks := by[name]; len(ranks) >= 2 {
 			return true, fmt.Sprintf("ranks %s first show it at %s, in an input that requires grad: weights they share already held it, so the update at the end of step %d wrote them",
-				dump.FormatRanges(ranks), name, b.r.step-1)
+				notation.FormatRanges(ranks), name, b.r.step-1)
 		}
 	}
 	return false, ""
@@ -460,9 +460,9 @@ func (b *builder) judge() {
 		case o.Collective:
 			lower(2, "the collective made it in more than one process group, independently")
 		case o.Captured:
-			lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", dump.FormatRanges(o.Ranks)))
+			lower(2, fmt.Sprintf("ranks %s made it independently before any collective connected them: they cannot be ordered", notation.FormatRanges(o.Ranks)))
 		default:
-			lower(2, fmt.Sprintf("ranks %s all hold it before any collective connected them: which had it first cannot be told", dump.FormatRanges(o.Ranks)))
+			lower(2, fmt.Sprintf("ranks %s all hold it before any collective connected them: which had it first cannot be told", notation.FormatRanges(o.Ranks)))
 		}
 		ops := map[string]bool{}
 		for _, s := range r.sources {
@@ -492,16 +492,16 @@ func (b *builder) judge() {
 		}
 	}
 	if len(changed) > 0 {
-		lower(1, fmt.Sprintf("the dump of rank(s) %s at step %d changed while it was read: what was read may mix two versions", dump.FormatRanges(changed), r.step))
+		lower(1, fmt.Sprintf("the dump of rank(s) %s at step %d changed while it was read: what was read may mix two versions", notation.FormatRanges(changed), r.step))
 	}
 	if len(damaged) > 0 {
-		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", dump.FormatRanges(damaged), r.step))
+		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d is damaged; only the entries before the damage were read", notation.FormatRanges(damaged), r.step))
 	}
 	if inexact := r.inexactRanks(); len(inexact) > 0 {
 		lower(2, fmt.Sprintf("a bound of the scan was reached on %s at step %d and the file could not be read again past it (the warnings say which): part of its account is a guess", ranklist.Name(inexact), r.step))
 	}
 	if len(r.unreadRanks) > 0 && !o.Unread {
-		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", dump.FormatRanges(r.unreadRanks), r.step))
+		lower(2, fmt.Sprintf("the dump of rank(s) %s at step %d could not be read (missing, empty, or damaged before its first entry): one of them may have made it first", notation.FormatRanges(r.unreadRanks), r.step))
 	}
 	for _, why := range b.m.lower {
 		lower(2, why)

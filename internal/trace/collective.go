@@ -6,6 +6,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -58,7 +59,7 @@ func readCollective(e *dump.Entry, n dump.Name, rank int, seen map[string]int) c
 			groupKey = "g" + a.GroupID
 			ev.group = a.GroupRanks
 		case len(a.GroupRanks) > 0:
-			groupKey = "r" + dump.FormatRanges(a.GroupRanks)
+			groupKey = "r" + notation.FormatRanges(a.GroupRanks)
 			ev.group = a.GroupRanks
 		case a.Str != "":
 			groupKey = "s" + a.Str // MindSpore: group name

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nanhunt/nanhunt/internal/callsize"
+	"github.com/nanhunt/nanhunt/internal/entryat"
 	"github.com/nanhunt/nanhunt/internal/safeio"
+	"github.com/nanhunt/nanhunt/internal/sidefile"
 
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -19,7 +22,7 @@ func readEntry(file string, offset, end int64) (*dump.Entry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	e, err := dump.NewEntryAt(dump.ReaderOptions{Details: true}).Read(f, offset, end)
+	e, err := entryat.New(dump.ReaderOptions{Details: true}).Read(f, offset, end)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -110,7 +113,7 @@ type details struct {
 	ChangedAfter string                  `json:"changed_after,omitempty"` // how dump.json changed after the scan
 	// Sizes are the tensor-dump sizes of the ops of the named calls
 	// (summaries only: a plan made from them sizes its follow-up dump).
-	Sizes    map[string]dump.CallSizes `json:"sizes,omitempty"`
+	Sizes    map[string]callsize.Sizes `json:"sizes,omitempty"`
 	SizesErr string                    `json:"sizes_error,omitempty"`
 }
 
@@ -208,7 +211,7 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	} else if f, err := safeio.Open(rd.Construct); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: err.Error()})
 	} else {
-		rf.construct, err = dump.ReadAncestors(f, calls)
+		rf.construct, err = sidefile.ReadAncestors(f, calls)
 		f.Close()
 		if err != nil {
 			rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Construct, Message: "damaged: " + err.Error() + "; the parents before the damage were used"})

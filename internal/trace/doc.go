@@ -4,8 +4,8 @@
 //
 // Run reads the steps in order, every rank of a step in parallel, and stops
 // at the first step whose anomaly lasts into the next dumped step. Each
-// rank's dump.json is first searched byte by byte (dump.Prefilter, with the
-// rule set's parameters), which only locates; the rule set turns what it
+// rank's dump.json is first searched byte by byte (bytesearch.Prefilter,
+// with the rule set's parameters), which only locates; the rule set turns what it
 // found into a plan (policy.PlanFile, policy.EntryWalk): a file it clears
 // is not parsed, the others are walked, parsing only collectives and the
 // calls the search flagged, with bounded memory. Every limit of that fast
@@ -47,7 +47,16 @@
 // README's rules.
 //
 // trace imports dump (the reader), policy (the rule set), verdict (the
-// answer's types), nonfinite, internal/ranklist, internal/safeio (it opens
-// only regular files), internal/fsjson (a summary's paths byte for byte)
-// and internal/tinylimits (the tests' tiny-limits mode).
+// answer's types), nonfinite, internal/bytesearch (the byte search),
+// internal/dumplayout and internal/sidefile (what dump re-exports, and the
+// helpers it does not), internal/entryat (entries read again),
+// internal/callsize (sizes for a plan), internal/intranges,
+// internal/ranklist, internal/safeio (it opens only regular files),
+// internal/fsjson (a summary's paths byte for byte) and
+// internal/tinylimits (the tests' tiny-limits mode).
+//
+// May import: dump, internal/bytesearch, internal/callsize,
+// internal/dumplayout, internal/entryat, internal/fsjson, internal/nonfinite,
+// internal/notation, internal/policy, internal/ranklist, internal/safeio,
+// internal/sidefile, internal/tinylimits, verdict.
 package trace

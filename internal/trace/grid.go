@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -80,5 +81,5 @@ func notScanned(step int, dirs []dump.RankDir) verdict.StepState {
 		ranks = append(ranks, d.Rank)
 	}
 	sort.Ints(ranks)
-	return verdict.StepState{Step: step, Status: "not_scanned", Ranks: dump.FormatRanges(ranks), Damaged: []int{}, Unread: []int{}, Anomalous: []verdict.RankState{}}
+	return verdict.StepState{Step: step, Status: "not_scanned", Ranks: notation.FormatRanges(ranks), Damaged: []int{}, Unread: []int{}, Anomalous: []verdict.RankState{}}
 }

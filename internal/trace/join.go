@@ -17,6 +17,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/nanhunt/nanhunt/internal/fsjson"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -311,7 +312,7 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 	}
 	slices.Sort(lost)
 	lost = slices.Compact(lost)
-	rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged (%s); ranks %s are summarised only up to there", file, offset, why, dump.FormatRanges(lost)))
+	rs.warnings = append(rs.warnings, fmt.Sprintf("%s: offset %d: damaged (%s); ranks %s are summarised only up to there", file, offset, why, notation.FormatRanges(lost)))
 }
 
 // rankDirOf is the rank folder of a record whose paths are absolute, as

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/synth"
@@ -375,7 +376,7 @@ func TestJoinDamagedOrMissingNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ranks := dump.FormatRanges(nodeRanks(1))
+		ranks := notation.FormatRanges(nodeRanks(1))
 		if !strings.Contains(fmt.Sprint(v.Warnings), "ends before its last line") || !strings.Contains(fmt.Sprint(v.Warnings), "ranks "+ranks) {
 			t.Errorf("no warning naming ranks %s: %v", ranks, v.Warnings)
 		}
@@ -388,7 +389,7 @@ func TestJoinDamagedOrMissingNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ranks := dump.FormatRanges(nodeRanks(2))
+		ranks := notation.FormatRanges(nodeRanks(2))
 		if !strings.Contains(fmt.Sprint(v.Warnings), "no summary from node(s) 2 of 4") || !strings.Contains(fmt.Sprint(v.Warnings), ranks) {
 			t.Errorf("no warning naming node 2 and ranks %s: %v", ranks, v.Warnings)
 		}

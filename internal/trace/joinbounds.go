@@ -3,7 +3,7 @@ package trace
 import (
 	"fmt"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 )
 
 // A summary is untrusted input: it travels, and can be edited by hand.
@@ -32,10 +32,10 @@ func checkHeader(h *summaryHeader) error {
 // checkStepRank refuses a step or rank that is no folder number.
 func checkStepRank(step, rank int) error {
 	switch {
-	case step < 0 || step > dump.MaxFolderNumber:
-		return fmt.Errorf("step %d: a step folder's number is from 0 to %d", step, dump.MaxFolderNumber)
-	case rank < 0 || rank > dump.MaxFolderNumber:
-		return fmt.Errorf("rank %d: a rank folder's number is from 0 to %d", rank, dump.MaxFolderNumber)
+	case step < 0 || step > dumplayout.MaxFolderNumber:
+		return fmt.Errorf("step %d: a step folder's number is from 0 to %d", step, dumplayout.MaxFolderNumber)
+	case rank < 0 || rank > dumplayout.MaxFolderNumber:
+		return fmt.Errorf("rank %d: a rank folder's number is from 0 to %d", rank, dumplayout.MaxFolderNumber)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -166,7 +166,7 @@ func missingList(absent []int, count int, placed map[int][]int, unheaded int) []
 // as a reason that lowers the confidence of an origin.
 func (rs *recordSet) warnMissing(absent []int, count int, told bool) {
 	what := "their ranks are unknown"
-	switch ranks := dump.FormatRanges(rs.known); {
+	switch ranks := notation.FormatRanges(rs.known); {
 	case len(rs.known) > 0 && told:
 		what = "ranks " + ranks + " of the job have no summary"
 	case len(rs.known) > 0:
@@ -174,7 +174,7 @@ func (rs *recordSet) warnMissing(absent []int, count int, told bool) {
 	}
 	who := "a summary that could not be read"
 	if len(absent) > 0 {
-		who = fmt.Sprintf("node(s) %s of %d", dump.FormatRanges(absent), count)
+		who = fmt.Sprintf("node(s) %s of %d", notation.FormatRanges(absent), count)
 		rs.warnings = append(rs.warnings, fmt.Sprintf("no summary from %s: %s", who, what))
 	}
 	rs.lower = append(rs.lower, fmt.Sprintf("no summary from %s (%s): one of their ranks may have made it first", who, what))

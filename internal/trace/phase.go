@@ -2,6 +2,7 @@ package trace
 
 import (
 	"github.com/nanhunt/nanhunt/internal/safeio"
+	"github.com/nanhunt/nanhunt/internal/sidefile"
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/policy"
@@ -180,7 +181,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *
 	rd := s.dir
 	if rd.Construct != "" {
 		if f, err := safeio.Open(rd.Construct); err == nil {
-			t.parents, err = dump.ReadParentsWhere(f, want, parentRule)
+			t.parents, err = sidefile.ReadParentsWhere(f, want, parentRule)
 			f.Close()
 			s.sides.construct = err
 		} else {
@@ -189,7 +190,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *
 	}
 	if rd.Stack != "" {
 		if f, err := safeio.Open(rd.Stack); err == nil {
-			stacks, err := dump.ReadStacksWhere(f, want, stackRule)
+			stacks, err := sidefile.ReadStacksWhere(f, want, stackRule)
 			f.Close()
 			s.sides.stack = err
 			t.frames = make(map[string]policy.Frames, len(stacks))

@@ -77,7 +77,7 @@ func (ro roster) ranksAt(scans map[int]*rankScan) []int {
 
 // maxFilledRank bounds the gap fill (README "How it decides", 9): a rank
 // number in a folder name or a process group may be anything up to
-// dump.MaxFolderNumber, and a billion ranks not dumped would be a billion
+// dumplayout.MaxFolderNumber, and a billion ranks not dumped would be a billion
 // entries. No msprobe job comes near this many ranks.
 const maxFilledRank = 1 << 17
 

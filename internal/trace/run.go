@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -61,7 +63,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 		}
 		defer rs.close()
 		layout = &dump.Layout{Root: rs.root, Dirs: rs.dirs}
-		layout.Warnings = append(dump.SortNotes(rs.notes, func(d string) string { return d }), dump.Gaps(rs.dirs)...)
+		layout.Warnings = append(dumplayout.SortNotes(rs.notes, func(d string) string { return d }), dumplayout.Gaps(rs.dirs)...)
 		layout.Warnings = append(layout.Warnings, rs.warnings...)
 		if opt.Path == "" {
 			opt.Path = rs.root
@@ -76,7 +78,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 			steps[d.Step], ranks[d.Rank] = true, true
 		}
 		return nil, fmt.Errorf("%s: no rank folder matches the requested steps and ranks; the dump has steps %s, ranks %s",
-			opt.Path, dump.FormatRanges(sortedKeys(steps)), dump.FormatRanges(sortedKeys(ranks)))
+			opt.Path, notation.FormatRanges(sortedKeys(steps)), notation.FormatRanges(sortedKeys(ranks)))
 	}
 	pol, err := policy.New(opt.Rules)
 	if err != nil {
@@ -607,7 +609,7 @@ func (m *modeResult) account(s *rankScan) {
 	if s.mergedEntry != "" {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: fmt.Sprintf(
 			"%s holds more than %d tensors or values: %d more were summarised by field and non-finite value (none is lost, their positions are)",
-			s.mergedEntry, dump.MaxKept, s.merged)})
+			s.mergedEntry, maxKept, s.merged)})
 	}
 	for _, l := range s.limits {
 		m.warnings = append(m.warnings, verdict.Warning{File: file, Message: "a bound of the scan was reached: " + l})

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
+	"github.com/nanhunt/nanhunt/internal/entryat"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
@@ -15,7 +17,7 @@ import (
 )
 
 // A rank scan reads one dump.json in three parts. The byte search
-// (dump.Prefilter) only locates: where suspects of non-finite values lie,
+// (bytesearch.Prefilter) only locates: where suspects of non-finite values lie,
 // where entries start, whether a backward name occurs. The plan (policy:
 // PlanFile, EntryWalk) turns those places into what to parse, with the
 // rule set's own severity rules. The walker (walk.go) carries the plan
@@ -86,7 +88,7 @@ type rankScan struct {
 	oddStatKeys   bool
 	underscored   string          // the first entry named "{api}_{N}_{M}" (the skill's form)
 	keyedEntry    string          // the first entry with a list written as an object keyed by position
-	mergedEntry   string          // the first entry with more values than dump.MaxKept
+	mergedEntry   string          // the first entry with more values than maxKept
 	merged        int             // how many of its values were merged
 	cutEntry      string          // the first entry with a string longer than the reader keeps
 	oddStats      int             // Max and Min values that are no statistic
@@ -189,8 +191,8 @@ func firstStrategy(mode scanMode, searchWholeFile bool) strategy {
 type scanner struct {
 	rules  *policy.Matcher
 	prog   *progress
-	pf     *dump.Prefilter
-	at     *dump.EntryAt
+	pf     *bytesearch.Prefilter
+	at     *entryat.Reader
 	groups map[string][]int // one copy of each process group's ranks
 	ops    map[string]string
 	rd     *dump.Reader
@@ -202,8 +204,8 @@ type scanner struct {
 
 // newScanner returns a worker's scanner under the rule set p.
 func newScanner(p *policy.Policy, prog *progress) *scanner {
-	return &scanner{rules: p.Matcher(), prog: prog, pf: dump.NewPrefilter(window, normalLimits.spans, policy.Search()),
-		at: dump.NewEntryAt(dump.ReaderOptions{}), groups: map[string][]int{}, ops: map[string]string{}, lim: &normalLimits}
+	return &scanner{rules: p.Matcher(), prog: prog, pf: bytesearch.NewPrefilter(window, normalLimits.spans, policy.Search()),
+		at: entryat.New(dump.ReaderOptions{}), groups: map[string][]int{}, ops: map[string]string{}, lim: &normalLimits}
 }
 
 // reader returns the worker's dump.json reader, reset to read src: one
@@ -306,7 +308,7 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 
 // search runs the byte search over the file, to its first suspect NaN or
 // +Inf or whole as the strategy says.
-func (sc *scanner) search(s *rankScan, src io.Reader, how strategy) (*dump.Hits, error) {
+func (sc *scanner) search(s *rankScan, src io.Reader, how strategy) (*bytesearch.Hits, error) {
 	search := sc.pf.Scan
 	if how == searchToFirstSevere {
 		search = sc.pf.ScanUntilSevere
@@ -329,7 +331,7 @@ func (sc *scanner) search(s *rankScan, src io.Reader, how strategy) (*dump.Hits,
 
 // clearedAsMasks records a file cleared because its only suspects are -inf
 // in forward calls before its last backward entry.
-func (s *rankScan) clearedAsMasks(hits *dump.Hits) {
+func (s *rankScan) clearedAsMasks(hits *bytesearch.Hits) {
 	s.cleared = true
 	const why = "-inf in forward calls only (masks, or -inf that never became NaN or +inf); file cleared without parsing"
 	for _, op := range slices.Sorted(maps.Keys(hits.ForwardOps)) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -103,7 +104,7 @@ func dotted(v *verdict.Verdict) string {
 		}
 	}
 	for _, h := range v.Spread {
-		b.WriteString("\nhop " + name(h.Op) + " " + dump.FormatRanges(h.FromRanks) + ">" + dump.FormatRanges(h.ToRanks))
+		b.WriteString("\nhop " + name(h.Op) + " " + notation.FormatRanges(h.FromRanks) + ">" + notation.FormatRanges(h.ToRanks))
 	}
 	for _, c := range v.Candidates {
 		fmt.Fprintf(&b, "\n%s %d %s %s %s", c.Role, c.Rank, name(c.Op), c.Phase, c.Kind)

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/callsize"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/safeio"
@@ -391,14 +392,14 @@ func measure(s *rankScan) {
 		s.det.SizesErr = err.Error()
 		return
 	}
-	sizes, err := dump.MeasureFile(f, info.Size(), ops)
+	sizes, err := callsize.MeasureFile(f, info.Size(), ops)
 	if err != nil {
 		s.det.SizesErr = fmt.Sprintf("%s: %v", s.dir.Dump, err)
 		return
 	}
 	for _, op := range ops {
 		if _, ok := sizes[op]; !ok {
-			sizes[op] = dump.CallSizes{}
+			sizes[op] = callsize.Sizes{}
 		}
 	}
 	s.det.Sizes = sizes

@@ -8,7 +8,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
@@ -63,7 +63,7 @@ func summaryWhat(h *summaryHeader) string {
 	}
 	steps := "all steps"
 	if len(h.Steps) > 0 {
-		steps = "steps " + dump.FormatRanges(h.Steps)
+		steps = "steps " + notation.FormatRanges(h.Steps)
 	}
 	phase := ""
 	if !h.Details {

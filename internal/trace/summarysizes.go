@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/callsize"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 )
 
@@ -19,8 +19,8 @@ import (
 // by op and the dump.json they were measured in. The summaries are those
 // a join read (it checked their run and rules); only the record asked for
 // is decoded.
-func SummarySizes(files []string) func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
-	return func(step, rank int, ops []string) (map[string]dump.CallSizes, string, error) {
+func SummarySizes(files []string) func(step, rank int, ops []string) (map[string]callsize.Sizes, string, error) {
+	return func(step, rank int, ops []string) (map[string]callsize.Sizes, string, error) {
 		r, err := findRecord(files, step, rank)
 		if err != nil {
 			return nil, "", err
@@ -32,7 +32,7 @@ func SummarySizes(files []string) func(step, rank int, ops []string) (map[string
 		case d.SizesErr != "":
 			return nil, string(r.Dump), errors.New(d.SizesErr)
 		}
-		out := map[string]dump.CallSizes{}
+		out := map[string]callsize.Sizes{}
 		for _, op := range ops {
 			c, ok := d.Sizes[op]
 			if !ok {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/entryat"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/safeio"
@@ -193,7 +194,7 @@ func (w *timelineWalk) entry(e *dump.Entry, n dump.Name) {
 // cleanBefore reads the remembered entries before the root op again and
 // keeps the last ones whose outputs are finite.
 func (w *timelineWalk) cleanBefore() {
-	x := dump.NewEntryAt(dump.ReaderOptions{Details: true})
+	x := entryat.New(dump.ReaderOptions{Details: true})
 	var calls []verdict.TimelineCall
 	var evs []*event
 	for i := len(w.ring) - 1; i >= 0 && len(calls) < cleanCalls; i-- {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
@@ -23,7 +24,7 @@ type walker struct {
 	f    *os.File
 	mode scanMode
 	how  strategy
-	hits *dump.Hits        // the byte search's; nil when every entry is parsed
+	hits *bytesearch.Hits  // the byte search's; nil when every entry is parsed
 	plan *policy.EntryWalk // made from hits
 
 	signs       signs

@@ -90,4 +90,6 @@
 // written.
 //
 // It imports internal/jsonlex, internal/safeio and nonfinite.
+//
+// May import: internal/jsonlex, internal/nonfinite, internal/safeio.
 package trainlog

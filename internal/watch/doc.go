@@ -37,9 +37,13 @@
 // takes a lock file beside each, so that a second watch on either is
 // refused at once rather than raise the same alarm again.
 //
-// It imports dump (folder names), trace, verdict, internal/plan,
+// It imports internal/dumplayout (folder names), trace, verdict, internal/plan,
 // internal/sources (the logs and the monitor), internal/ranklist (rank
 // lists in words), internal/outguard (to write its state) and
 // internal/safeio (to read it back without blocking on what is not a
 // regular file).
+//
+// May import: internal/dumplayout, internal/outguard, internal/plan,
+// internal/ranklist, internal/safeio, internal/sources, internal/trace,
+// verdict.
 package watch

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 )
 
 // Prune deletes the tensor files (stepN/rankR/dump_tensor_data/) of steps
@@ -147,7 +147,7 @@ func rankFolders(step *os.Root) ([]string, error) {
 	}
 	var ranks []string
 	for _, e := range ents {
-		if _, ok := dump.Numbered(e.Name(), "rank"); ok && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
+		if _, ok := dumplayout.Numbered(e.Name(), "rank"); ok && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
 			ranks = append(ranks, e.Name())
 		}
 	}
@@ -191,7 +191,7 @@ func deleteFiles(dir *os.Root) (int, int64, error) {
 }
 
 func rankNumber(name string) int {
-	n, _ := dump.Numbered(name, "rank")
+	n, _ := dumplayout.Numbered(name, "rank")
 	return n
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 	"github.com/nanhunt/nanhunt/internal/synth"
 )
 
@@ -37,7 +37,7 @@ func (r *replayer) steps(t *testing.T) []int {
 	}
 	var steps []int
 	for _, e := range ents {
-		if s, ok := dump.Numbered(e.Name(), "step"); ok {
+		if s, ok := dumplayout.Numbered(e.Name(), "step"); ok {
 			steps = append(steps, s)
 		}
 	}

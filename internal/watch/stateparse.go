@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 )
 
 // The members of a state file.
@@ -23,7 +23,7 @@ const (
 
 // maxNextStep is the largest next_step: the step after the largest step
 // folder number.
-const maxNextStep = dump.MaxFolderNumber + 1
+const maxNextStep = dumplayout.MaxFolderNumber + 1
 
 // ParseState reads the bytes of a state file, which is untrusted input,
 // strictly: UTF-8 text holding one JSON object whose members are "path" (a

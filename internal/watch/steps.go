@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 )
 
 // listing is what the dump_path holds at one look: for every step folder,
@@ -28,8 +28,8 @@ func look(root string, first int) (*listing, error) {
 	}
 	l := &listing{ranks: map[int][]int{}, dirs: map[int]string{}, last: map[int]int{}}
 	for _, e := range ents {
-		s, ok := dump.Numbered(e.Name(), "step")
-		if !ok || s < first || !dump.IsFolder(root, e) {
+		s, ok := dumplayout.Numbered(e.Name(), "step")
+		if !ok || s < first || !dumplayout.IsFolder(root, e) {
 			continue
 		}
 		l.steps = append(l.steps, s)
@@ -42,8 +42,8 @@ func look(root string, first int) (*listing, error) {
 			continue // being created, or gone: looked at again next time
 		}
 		for _, e := range ents {
-			r, ok := dump.Numbered(e.Name(), "rank")
-			if !ok || !dump.IsFolder(l.dirs[s], e) {
+			r, ok := dumplayout.Numbered(e.Name(), "rank")
+			if !ok || !dumplayout.IsFolder(l.dirs[s], e) {
 				continue
 			}
 			l.ranks[s] = append(l.ranks[s], r)

@@ -11,4 +11,6 @@
 // the package missing fails and says how to install them.
 //
 // It imports only the standard library.
+//
+// May import: the standard library only.
 package jsread

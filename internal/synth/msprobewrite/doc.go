@@ -20,4 +20,6 @@
 // It imports only spec: it knows nothing of the simulation that calls it
 // (the simulation's tensors carry a Tensor, see TensorValue) nor of the
 // truth.
+//
+// May import: internal/synth/spec.
 package msprobewrite

@@ -31,4 +31,7 @@
 // on dry runs that only count bytes.
 //
 // It imports spec, msprobewrite and truth.
+//
+// May import: internal/synth/msprobewrite, internal/synth/spec,
+// internal/synth/truth.
 package sim

@@ -12,4 +12,6 @@
 //
 // It is plain data and imports nothing of the module: the simulation, the
 // writer and the truth all read it.
+//
+// May import: the standard library only.
 package spec

@@ -30,4 +30,6 @@
 //
 // It imports only spec. It is the generator's own reading: it shares no
 // code with the analysers it checks, and nothing with the writer.
+//
+// May import: internal/synth/spec.
 package truth

@@ -1,6 +1,0 @@
-//go:build !amd64
-
-package dump
-
-// eachNeedleKernel runs f with the needle search of this architecture.
-func eachNeedleKernel(f func(kernel string)) { f("plain") }

@@ -1,0 +1,238 @@
+package callsize
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
+	"github.com/nanhunt/nanhunt/internal/entryat"
+)
+
+// MeasureFile is Measure of a dump.json of the given size read at
+// random (an *os.File), with the same result, without reading every entry:
+// in a document json.dump(indent=N) wrote whole, whose "data" is its last
+// member and whose bytes hold no backslash, an entry's line is a newline,
+// 2N spaces and its quoted name, and the name of a call of an op starts
+// with the op (Name.Op). So the op names are searched for as bytes (a
+// search that runs at memory speed), and only the entries whose line holds
+// one are parsed. A document whose ends, first entry, or the bytes after a
+// parsed entry are not of that form is read by Measure. The lines
+// between are not looked at: as with ReaderOptions.Select, damage inside
+// the entries of other ops goes unseen, and so would an entry indented
+// otherwise than the first (json.dump never writes one).
+func MeasureFile(ra io.ReaderAt, size int64, ops []string) (map[string]Sizes, error) {
+	m := measureSearch{ra: ra, size: size, ops: ops}
+	out, ok, err := m.run()
+	if ok || err != nil {
+		return out, err
+	}
+	return Measure(io.NewSectionReader(ra, 0, size), ops)
+}
+
+// measureSearch is MeasureFile's search of one document.
+type measureSearch struct {
+	ra     io.ReaderAt
+	size   int64
+	ops    []string
+	indent int
+	buf    []byte
+
+	// the lines of json.dump(indent=N) output the search looks for, set
+	// with indent
+	line   []byte // an entry's: "\n", 2N spaces, '"'
+	member []byte // a member of the document after an object: "},\n", N spaces, '"'
+	close  []byte // the one that closes "data": "\n", N spaces, '}'
+	back   int    // how far a window reads past its end: the longest pattern
+}
+
+// measureWindow is how much of the document one read brings.
+const measureWindow = 256 << 10
+
+// errNotThatShape says a document is not of the shape the search needs.
+var errNotThatShape = errors.New("not a whole indented document")
+
+// run searches the document; ok is false, with no error, when it is not
+// of the shape the search needs.
+func (m *measureSearch) run() (out map[string]Sizes, ok bool, err error) {
+	data, err := m.shape()
+	if errors.Is(err, errNotThatShape) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	starts, err := m.entryStarts(data)
+	if errors.Is(err, errNotThatShape) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out = map[string]Sizes{}
+	at := entryat.New(dump.ReaderOptions{Details: true, WindowSize: 8 << 10}) // an entry or two a read
+	end := int64(-1)
+	for _, off := range starts {
+		if off < end {
+			continue // inside the entry parsed before (never, in a valid document)
+		}
+		e, err := at.Read(m.ra, off, m.size)
+		if err != nil {
+			return nil, false, nil // let the reader say what is wrong
+		}
+		end = e.End
+		if !m.entryEnds(end) {
+			return nil, false, nil
+		}
+		op := dump.ParseName(e.Name).Op()
+		if !slices.Contains(m.ops, op) {
+			continue
+		}
+		out[op] = addCall(out[op], e)
+	}
+	return out, true, nil
+}
+
+// shape checks the document's ends: json.dump(indent=N) output whose
+// last member is "data", an object, closed on its own line before the
+// document's closing line. It returns the offset just past the line that
+// opens "data".
+func (m *measureSearch) shape() (int64, error) {
+	head, err := m.read(0, min(m.size, 64<<10))
+	if err != nil {
+		return 0, err
+	}
+	if m.indent = bytesearch.DocumentIndent(head); m.indent == 0 {
+		return 0, errNotThatShape
+	}
+	m.line = bytesearch.EntryLine(nil, m.indent, '"')
+	m.member = []byte("},\n" + strings.Repeat(" ", m.indent) + `"`)
+	m.close = []byte("\n" + strings.Repeat(" ", m.indent) + "}")
+	m.back = len(m.member)
+	for _, op := range m.ops {
+		m.back = max(m.back, len(op))
+	}
+	open := "\n" + strings.Repeat(" ", m.indent) + `"data": {` + "\n"
+	i := bytes.Index(head, []byte(open))
+	if i < 0 {
+		return 0, errNotThatShape
+	}
+	data := int64(i + len(open) - 1) // the newline that starts the first entry's line
+	if first := bytesearch.EntryLine(nil, m.indent, '"'); !bytes.HasPrefix(head[data:], first) {
+		return 0, errNotThatShape // the first entry is not indented twice
+	}
+	tail, err := m.read(max(data, m.size-64), m.size)
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.HasSuffix(bytes.TrimRight(tail, " \t\r\n"), append(m.close[:len(m.close):len(m.close)], "\n}"...)) { // "data", then the document
+		return 0, errNotThatShape
+	}
+	return data, nil
+}
+
+// entryStarts returns the offsets, ascending, of the names on entry lines
+// after data that start with one of the ops. A backslash anywhere after
+// data (an escape could spell a name differently) or a member of the
+// document after an object (a member after "data") means the document is
+// not of the shape the search needs. The windows are searched on every
+// core: nothing else runs while a plan is sized.
+func (m *measureSearch) entryStarts(data int64) ([]int64, error) {
+	windows := int((m.size - data + measureWindow - 1) / measureWindow)
+	workers := min(runtime.GOMAXPROCS(0), windows)
+	found := make([][]int64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf []byte
+			for i := w; i < windows && errs[w] == nil; i += workers {
+				found[w], errs[w] = m.searchWindow(found[w], &buf, data+int64(i)*measureWindow)
+			}
+		})
+	}
+	wg.Wait()
+	var starts []int64
+	for w := range workers {
+		if errs[w] != nil && !errors.Is(errs[w], errNotThatShape) {
+			return nil, errs[w]
+		}
+	}
+	for w := range workers {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		starts = append(starts, found[w]...)
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts), nil
+}
+
+// searchWindow appends to starts the entry names of the window at pos
+// that start with one of the ops (see entryStarts), reading it into buf.
+func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]int64, error) {
+	line, member := m.line, m.member
+	from := max(0, pos-int64(len(line)))
+	b, err := readAt(m.ra, buf, from, min(m.size, pos+measureWindow+int64(m.back)))
+	if err != nil {
+		return starts, err
+	}
+	lo := int(pos - from)               // b[lo] is at pos
+	hi := min(len(b), lo+measureWindow) // matches starting in b[lo:hi] are this window's
+	if bytes.IndexByte(b[lo:hi], '\\') >= 0 || bytes.Contains(b[lo:min(len(b), hi+len(member)-1)], member) {
+		return starts, errNotThatShape
+	}
+	for _, op := range m.ops {
+		if op == "" {
+			continue
+		}
+		for k := lo; k < hi; {
+			i := bytes.Index(b[k:min(len(b), hi+len(op)-1)], []byte(op))
+			if i < 0 {
+				break
+			}
+			k += i
+			if k >= len(line) && bytes.Equal(b[k-len(line):k], line) {
+				starts = append(starts, from+int64(k-1)) // the name's quote
+			}
+			k++
+		}
+	}
+	return starts, nil
+}
+
+// entryEnds reports whether what follows an entry's value at end is
+// what follows it in json.dump(indent=N) output: the next entry's line,
+// or the line that closes "data".
+func (m *measureSearch) entryEnds(end int64) bool {
+	b, err := m.read(end, min(m.size, end+1+int64(len(m.line))))
+	return err == nil && ((len(b) > 0 && b[0] == ',' && bytes.HasPrefix(b[1:], m.line)) || bytes.HasPrefix(b, m.close))
+}
+
+// read returns the bytes [from, to) of the document, in m.buf.
+func (m *measureSearch) read(from, to int64) ([]byte, error) {
+	return readAt(m.ra, &m.buf, from, to)
+}
+
+// readAt returns the bytes [from, to) of ra, in *buf.
+func readAt(ra io.ReaderAt, buf *[]byte, from, to int64) ([]byte, error) {
+	n := int(to - from)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	got, err := ra.ReadAt(b, from)
+	if got == n {
+		return b, nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, fmt.Errorf("offset %d: %w", from+int64(got), err)
+}
