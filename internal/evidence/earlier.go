@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -33,7 +34,7 @@ func explainBornEarlier(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdi
 	if o == nil || o.Captured {
 		return
 	}
-	first := sighting{step: o.Step, phase: dumpPhase(o), who: "the dump"}
+	first := sighting{step: o.Step, phase: firstSeenPhase(v), who: "the dump"}
 	var best *sighting
 	consider := func(s sighting) {
 		if !s.before(first) || (s.step != o.Step && stepStatus(v, s.step) == "clean") {
@@ -83,4 +84,22 @@ func showVerb(who string) string {
 		}
 	}
 	return "shows"
+}
+
+// firstSeenPhase is the phase of the call where the dump first sees the
+// origin on its ranks: for weights an update wrote, the forward call that
+// reads them, not the update's phase the origin is given.
+func firstSeenPhase(v *verdict.Verdict) string {
+	o := v.Origin
+	for _, st := range v.Steps {
+		if st.Step != o.Step {
+			continue
+		}
+		for _, a := range st.Anomalous {
+			if a.Op == o.Op && slices.Contains(o.Ranks, a.Rank) && phaseOrder(a.Phase) >= 0 {
+				return a.Phase
+			}
+		}
+	}
+	return dumpPhase(o)
 }

@@ -263,6 +263,15 @@ func TestBornEarlier(t *testing.T) {
 		{"an origin seen born", sparse(true), lossAt(4), nil, ""},
 		{"a step the dump read clean", dumpVerdict("optimizer", false, false), lossAt(4), nil, ""},
 		{"the loss of the origin step, the origin later in it", dumpVerdict("backward", false, false), lossAt(5), nil, "shows it already in step 5's forward"},
+		{"the loss of the step whose forward reads weights an update wrote", func() *verdict.Verdict {
+			v := sparse(false)
+			for i := range v.Steps {
+				if v.Steps[i].Step == 5 {
+					v.Steps[i].Anomalous = []verdict.RankState{{Rank: 2, Role: "source", Op: v.Origin.Op, Stage: "forward", Phase: "forward"}}
+				}
+			}
+			return v
+		}(), lossAt(5), nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Combine(tc.v, tc.log, tc.mon, plan.Options{})
