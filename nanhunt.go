@@ -43,6 +43,11 @@ type Inputs struct {
 	// Strict reports the first anomaly even when the next dumped step no
 	// longer shows it (an overflow the loss scaler skipped).
 	Strict bool
+	// Timeline adds the calls around the root op (origin.timeline), which
+	// the HTML page shows, at the cost of one more read of the origin
+	// rank's dump.json: ask for it when a page is written now or later
+	// from the saved verdict.
+	Timeline bool
 
 	// Log names the training logs, Monitor the msprobe monitor output.
 	Log     LogInputs
@@ -177,7 +182,7 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 
 // traceOptions are the dump analysis's options.
 func (in Inputs) traceOptions() (trace.Options, error) {
-	opt := trace.Options{Path: in.Dump, Steps: in.Steps, Ranks: in.Ranks, Jobs: in.Jobs, Strict: in.Strict, Summaries: in.Summaries}
+	opt := trace.Options{Path: in.Dump, Steps: in.Steps, Ranks: in.Ranks, Jobs: in.Jobs, Strict: in.Strict, Summaries: in.Summaries, Timeline: in.Timeline}
 	if len(in.Summaries) > 0 {
 		opt.Path = ""
 	}

@@ -145,7 +145,7 @@ func TestReportHTMLFromTrace(t *testing.T) {
 func traceRun(t *testing.T, path string) (*verdict.Verdict, error) {
 	t.Helper()
 	saved := filepath.Join(t.TempDir(), "v.json")
-	if _, errOut, code := runReportCLI(t, "trace", path, "--format", "json", "-o", saved); code == exitError {
+	if _, errOut, code := runReportCLI(t, "trace", path, "--format", "json", "--timeline", "-o", saved); code == exitError {
 		t.Fatalf("trace: %s", errOut)
 	}
 	return readVerdict(saved)

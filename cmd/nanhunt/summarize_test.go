@@ -72,7 +72,7 @@ func TestSummarizeThenTrace(t *testing.T) {
 	if len(files) != 3 {
 		t.Fatalf("summaries %v, want 3", files)
 	}
-	want, _, wcode := runCLI(t, "trace", dump, "--format", "json")
+	want, _, wcode := runCLI(t, "trace", dump, "--format", "json", "--timeline")
 	got, stderr, gcode := runCLI(t, "trace", sums, "--format", "json")
 	if wcode != 1 || gcode != wcode {
 		t.Fatalf("exit %d joined, %d in one place: %s", gcode, wcode, stderr)

@@ -26,6 +26,7 @@ type traceFlags struct {
 	jobs         int
 	strict       bool
 	html         string
+	timeline     bool
 	evidence     evidenceFlags
 	summaries    []string // node summaries to join instead of a dump
 	detailSteps  bool
@@ -35,6 +36,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 	f.registerAnalysis(cmd)
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json (the stable verdict), markdown (a summary for an issue tracker) or skill (the nan-overflow-detection skill's shapes)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
+	cmd.Flags().BoolVar(&f.timeline, "timeline", false, "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it")
 	f.evidence.register(cmd)
 }
 
@@ -50,7 +52,7 @@ func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 // analysis is the flags as the library's Inputs; path names the dump (or
 // the first of the summaries).
 func (f *traceFlags) analysis(cmd *cobra.Command, path string) (nanhunt.Inputs, error) {
-	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict}
+	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict, Timeline: f.timeline || f.html != ""}
 	var err error
 	if in.Steps, in.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return in, err

@@ -199,7 +199,7 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	res, err := watch.Run(ctx, watch.Options{
-		Path: path, Trace: trace.Options{Rules: rules, Ranks: ranks, Jobs: f.jobs, Strict: f.strict},
+		Path: path, Trace: trace.Options{Rules: rules, Ranks: ranks, Jobs: f.jobs, Strict: f.strict, Timeline: true},
 		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
 		Sources: followed, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)

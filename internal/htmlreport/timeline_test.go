@@ -17,7 +17,7 @@ func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 func traceDump(t *testing.T, path string) *verdict.Verdict {
 	t.Helper()
-	v, err := trace.Run(context.Background(), trace.Options{Path: path})
+	v, err := trace.Run(context.Background(), trace.Options{Path: path, Timeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,11 @@ type Options struct {
 	// a step without its folder is not read whole (README "How it
 	// decides", 9).
 	Expected []int
+	// Timeline reads the first origin rank's dump.json of the origin step
+	// once more for the calls around the root op (origin.timeline, which
+	// the HTML page shows): one more read of one file, asked for by whoever
+	// writes a page or keeps the verdict to render one later.
+	Timeline bool
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -120,7 +125,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	v := best.verdict()
 	v.Scanned.Path = verdict.Path(opt.Path)
-	if len(opt.Summaries) == 0 && v.Origin != nil {
+	if opt.Timeline && len(opt.Summaries) == 0 && v.Origin != nil {
 		// a join has the summaries, not the files
 		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path, best.hit.indentOf); err != nil {
 			return nil, err

@@ -44,7 +44,7 @@ func sqrtZeroDir(t *testing.T) string {
 
 func runDump(t *testing.T, dir string) *verdict.Verdict {
 	t.Helper()
-	v, err := Run(context.Background(), Options{Path: dir})
+	v, err := Run(context.Background(), Options{Path: dir, Timeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}

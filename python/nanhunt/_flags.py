@@ -124,6 +124,14 @@ LISTING: Dict[str, Any] = json.loads(
           "help": "report the first NaN/Inf even when the next step no longer shows it"
         },
         {
+          "name": "timeline",
+          "shorthand": "",
+          "type": "bool",
+          "default": "",
+          "repeatable": false,
+          "help": "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it"
+        },
+        {
           "name": "tp-size",
           "shorthand": "",
           "type": "int",
@@ -850,6 +858,14 @@ LISTING: Dict[str, Any] = json.loads(
           "default": "",
           "repeatable": false,
           "help": "report the first NaN/Inf even when the next step no longer shows it"
+        },
+        {
+          "name": "timeline",
+          "shorthand": "",
+          "type": "bool",
+          "default": "",
+          "repeatable": false,
+          "help": "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it"
         },
         {
           "name": "tp-size",
