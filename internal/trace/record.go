@@ -121,6 +121,7 @@ type recordColl struct {
 	Ignored  nonfinite.Class `json:"ignored,omitempty"`
 	Peer     int             `json:"peer"`
 	P2P      int             `json:"p2p,omitempty"`
+	Phase    policy.Phase    `json:"phase,omitempty"`
 }
 
 type recordSuppressed struct {
@@ -188,7 +189,7 @@ func (s *rankScan) toRecord(rel func(string) string) record {
 	for _, c := range s.colls {
 		r.Colls = append(r.Colls, recordColl{Index: c.index, Name: c.name, API: c.api, Key: c.key, Base: c.base,
 			Group: c.group, GroupKey: c.groupKey, Named: c.named, Send: c.send, Dest: c.dest, Ignored: c.ignored,
-			Peer: c.peer, P2P: c.p2p})
+			Peer: c.peer, P2P: c.p2p, Phase: c.phase})
 	}
 	for _, x := range s.suppressed {
 		r.Suppressed = append(r.Suppressed, recordSuppressed{Op: x.op, Reason: x.reason, Values: x.values,
@@ -250,7 +251,7 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	for _, x := range r.Colls {
 		where := &collWhere{api: x.API, key: x.Key, base: x.Base, group: x.Group, groupKey: x.GroupKey}
 		s.colls = append(s.colls, collEvent{collWhere: where, index: x.Index, name: x.Name, named: x.Named,
-			send: x.Send, dest: x.Dest, ignored: x.Ignored, peer: x.Peer, p2p: x.P2P})
+			send: x.Send, dest: x.Dest, ignored: x.Ignored, peer: x.Peer, p2p: x.P2P, phase: x.Phase})
 	}
 	for _, e := range r.Events {
 		if e.Coll < -1 || e.Coll >= len(s.colls) {
