@@ -20,11 +20,11 @@ import (
 
 // hiddenWatch follows a forward NaN through the calls after the root op.
 type hiddenWatch struct {
-	on         bool   // still watching
-	hider      *event // the first call whose inputs held NaN and outputs did not
-	back       *event // the first later call that made NaN from inputs without it
-	failed     bool   // the NaN flowed on, or came back through an input
-	seen       int    // calls looked at after the root op
+	on     bool   // still watching
+	hider  *event // the first call whose inputs held NaN and outputs did not
+	back   *event // the first later call that made NaN from inputs without it
+	failed bool   // the NaN flowed on, or came back through an input
+	seen   int    // calls looked at after the root op
 }
 
 // start watches after a root op whose outputs hold NaN.

@@ -27,6 +27,7 @@ type record struct {
 	NoDump    bool          `json:"no_dump,omitempty"` // the folder held no dump.json when it was found
 
 	Task    string       `json:"task,omitempty"`
+	Level   string       `json:"level,omitempty"`
 	Entries int          `json:"entries"`
 	Bytes   int64        `json:"bytes"`
 	OpenErr string       `json:"open_error,omitempty"`
@@ -157,7 +158,7 @@ func (d *damageAt) Error() string { return d.Text }
 func (s *rankScan) toRecord(rel func(string) string) record {
 	path := func(p string) fsjson.String { return fsjson.String(rel(p)) }
 	r := record{Mode: s.dir.Mode, Step: s.dir.Step, Rank: s.dir.Rank, Dir: path(s.dir.Dir), Dump: path(s.dir.Dump),
-		Stack: path(s.dir.Stack), Construct: path(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task,
+		Stack: path(s.dir.Stack), Construct: path(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task, Level: s.header.Level,
 		Entries: s.entries, Bytes: s.bytes, Damage: s.damage,
 		FirstBwd: s.firstBwd, LastBwd: s.lastBwd, LastColl: s.lastColl,
 		Seen: s.seen, Groups: s.groups, Details: s.det,
@@ -228,7 +229,7 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	path := func(p fsjson.String) string { return abs(string(p)) }
 	s := newRankScan(dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: path(r.Dir), Dump: path(r.Dump),
 		Stack: path(r.Stack), Construct: path(r.Construct), NoDump: r.NoDump})
-	s.header.Task = r.Task
+	s.header.Task, s.header.Level = r.Task, r.Level
 	s.entries, s.bytes, s.damage = r.Entries, r.Bytes, r.Damage
 	if r.OpenErr != "" {
 		s.openErr = errRecord(r.OpenErr)
