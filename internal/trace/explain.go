@@ -110,8 +110,12 @@ func (b *builder) noCollectives() *verdict.Explanation {
 		if ev.param != 0 {
 			how = fmt.Sprintf("in its parameters: the update at the end of step %d wrote them", step)
 		}
-		text += fmt.Sprintf(" %s, without it in step %d, show it from step %d: rank %d first at %s, %s.",
-			upperFirst(rankList(ranks)), step, next.step, ranks[0], ev.name, how)
+		verb := "shows"
+		if len(ranks) > 1 {
+			verb = "show"
+		}
+		text += fmt.Sprintf(" %s, without it in step %d, %s it from step %d: rank %d first at %s, %s.",
+			upperFirst(rankList(ranks)), step, verb, next.step, ranks[0], ev.name, how)
 	case b.m.checked != nil:
 		text += fmt.Sprintf(" Step %d was read only until it showed the anomaly again.", *b.m.checked)
 	default:
