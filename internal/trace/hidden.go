@@ -9,56 +9,79 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
-// A NaN made in the forward can leave no trace in what follows: a call
+// A value made in the forward can leave no trace in what follows: a call
 // that selects from it (torch.where, masked_fill, index_select) keeps the
-// finite elements only, the loss is finite, and the NaN comes back in the
-// backward, where the gradient of the selection (zero at the masked
+// finite elements only, the loss is finite, and the value comes back in
+// the backward, where the gradient of the selection (zero at the masked
 // positions) meets the non-finite derivative of the call that made it
-// (README "How it decides", 6, "Hidden values"). The origin stays the
-// forward call; the re-read of the origin rank (timeline.go) watches the
-// calls after it to say which call hid the value and where it came back.
+// (README "How it decides", 11). The origin is what the rules say; the
+// re-read of the origin rank (timeline.go) watches the calls after the
+// forward call to say which call hid the value and where it came back.
 
-// hiddenWatch follows a forward NaN through the calls after the root op.
+// hiddenWatch follows a forward value through the calls after the call
+// that made it. Two cases: the origin is that forward call (it made NaN,
+// which is severe there), or the origin is its backward entry (the
+// forward call made a value that is not severe in the forward, a -inf of
+// log(0), and the backward made the severe one from it).
 type hiddenWatch struct {
-	on     bool   // still watching
-	hider  *event // the first call whose inputs held NaN and outputs did not
-	back   *event // the first later call that made NaN from inputs without it
-	failed bool   // the NaN flowed on, or came back through an input
-	seen   int    // calls looked at after the root op
+	on      bool            // still watching
+	watch   nonfinite.Class // the values followed: NaN, or any non-finite one
+	forward string          // the forward call to start at, when the origin is its backward entry
+	root    string          // that origin
+	made    string          // the forward call that made the value
+	hider   *event          // the first call whose inputs held it and outputs did not
+	back    *event          // the first later call that made it from inputs without it
+	failed  bool            // it flowed on, or came back elsewhere
+	seen    int             // calls looked at
 }
 
-// start watches after a root op whose outputs hold NaN.
+// newHiddenWatch is the watch for an origin op: started at the root op
+// when it is a forward call, at its forward call when it is a backward
+// entry.
+func newHiddenWatch(op string) hiddenWatch {
+	n := dump.ParseName(op)
+	if n.Dir == dump.Backward && !n.Module {
+		return hiddenWatch{forward: n.ForwardName(), root: op, watch: nonfinite.NaN | nonfinite.Inf}
+	}
+	return hiddenWatch{watch: nonfinite.NaN}
+}
+
+// start watches after a forward call whose outputs hold what is watched.
 func (h *hiddenWatch) start(e *dump.Entry, n dump.Name) {
-	h.on = outputClass(e)&nonfinite.NaN != 0 && !n.IsBackward() && !n.IsDistributed()
+	h.on = outputClass(e)&h.watch != 0 && n.Dir == dump.Forward && !n.IsDistributed()
+	h.made = e.Name
+	if !h.on {
+		h.failed = true
+	}
 }
 
-// see looks at one call after the root op, read whole.
+// see looks at one call after it, read whole.
 func (h *hiddenWatch) see(e *dump.Entry, n dump.Name) {
 	if h.seen++; h.seen > maxCallsAfter {
 		h.failed, h.on = true, false
 		return
 	}
-	inNaN, outNaN, outsKnown := false, false, true
+	in, out, outsKnown := false, false, true
 	outs := 0
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		c := policy.Holds(t)
 		if t.Field == dump.Output || t.Field == dump.ParamGrads {
 			outs++
-			outNaN = outNaN || c&nonfinite.NaN != 0
+			out = out || c&h.watch != 0
 			outsKnown = outsKnown && (t.HasStats() || t.Empty)
 			continue
 		}
-		inNaN = inNaN || c&nonfinite.NaN != 0
+		in = in || c&h.watch != 0
 	}
 	switch {
-	case outNaN && !inNaN && h.hider != nil:
+	case out && !in && h.hider != nil && (h.root == "" || e.Name == h.root):
 		h.back = &event{index: e.Index, name: e.Name, dir: passOf(n), module: n.Module, collIdx: -1, recompute: e.Recompute}
 		h.on = false
-	case outNaN || (inNaN && (outs == 0 || !outsKnown)):
+	case out || (in && (outs == 0 || !outsKnown)):
 		// it flowed on, or was made again, or where it went cannot be told
 		h.failed, h.on = true, false
-	case inNaN && h.hider == nil:
+	case in && h.hider == nil:
 		h.hider = &event{index: e.Index, name: e.Name, dir: passOf(n), module: n.Module, collIdx: -1, recompute: e.Recompute}
 		if n.IsDistributed() {
 			h.hider.collIdx = 0
@@ -66,20 +89,27 @@ func (h *hiddenWatch) see(e *dump.Entry, n dump.Name) {
 	}
 }
 
+// found reports whether the watch saw the value hidden and come back.
+func (h *hiddenWatch) found() bool { return !h.failed && h.hider != nil && h.back != nil }
+
 // explanation is what the watch found, once the calls are placed in
-// their phases: nil unless a forward call hid the NaN and a backward call
-// brought it back.
+// their phases: nil unless a forward call hid the value and a backward
+// call brought it back.
 func (h *hiddenWatch) explanation(o *verdict.Origin) *verdict.Explanation {
-	if h.failed || h.hider == nil || h.back == nil || o.Stage != policy.Forward.Stage() {
+	if !h.found() || h.hider.phase != policy.Forward || h.back.phase.Stage() != policy.Backward.Stage() {
 		return nil
 	}
-	if h.hider.phase != policy.Forward || h.back.phase.Stage() != policy.Backward.Stage() {
+	if h.root == "" && o.Stage != policy.Forward.Stage() {
 		return nil
 	}
-	return &verdict.Explanation{Kind: verdict.ExplainHidden, Op: o.Op, Step: o.Step, Text: fmt.Sprintf(
-		"%s made NaN in the forward and %s hid it: its input held the NaN, its output is finite, and no call after it held NaN "+
-			"until the backward (the loss was finite). It came back at %s, which made NaN from finite gradients: the zero gradient "+
-			"of the masked positions times the non-finite derivative there is NaN.", o.Op, h.hider.name, h.back.name)}
+	what := "NaN"
+	if h.root != "" {
+		what = "a non-finite value"
+	}
+	text := fmt.Sprintf("%s made %s in the forward and %s hid it: its input held it, its output is finite, and no call after it "+
+		"held one until the backward (the loss was finite). It came back at %s, which made it from finite gradients: the zero gradient "+
+		"of the masked positions times the non-finite derivative there is not finite.", h.made, what, h.hider.name, h.back.name)
+	return &verdict.Explanation{Kind: verdict.ExplainHidden, Op: h.made, Step: o.Step, Text: text}
 }
 
 // safeInput are the calls whose input a mask should select before the

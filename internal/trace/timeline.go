@@ -99,7 +99,8 @@ type timelineWalk struct {
 // what the file lacks is said in tl.
 func readTimeline(ctx context.Context, tl *verdict.Timeline, hid *hiddenFound, f *os.File, v *verdict.Verdict, rd dump.RankDir, indent int) error {
 	o := v.Origin
-	w := &timelineWalk{v: v, tl: tl, f: f, wantNaN: v.FirstNaN != nil && v.FirstNaN.Rank == tl.Rank && v.FirstNaN.Step == o.Step}
+	w := &timelineWalk{v: v, tl: tl, f: f, wantNaN: v.FirstNaN != nil && v.FirstNaN.Rank == tl.Rank && v.FirstNaN.Step == o.Step,
+		hidden: newHiddenWatch(o.Op)}
 	if c := v.Carrier; c != nil && slices.Contains(c.FromRanks, tl.Rank) {
 		w.carrier = c.Op
 	}
@@ -107,13 +108,18 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, hid *hiddenFound, f
 	sc := newScanner(policy.Default(), nil)
 	s := newRankScan(rd)
 	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{Details: true, WindowSize: timelineRead, Indent: indent,
-		Select: func(name string, _ int64) bool { return w.watching() && (w.found || name == o.Op) }})
+		Select: func(name string, _ int64) bool {
+			return w.hidden.on || (!w.done && (w.found || name == o.Op)) || (!w.found && name == w.hidden.forward)
+		}})
 	for r.Next() {
 		e := r.Entry()
 		n := dump.ParseName(e.Name)
 		s.place(sc, e, n)
-		if w.found && w.hidden.on {
+		if w.hidden.on {
 			w.hidden.see(e, n)
+		}
+		if !w.found && w.hidden.forward != "" && e.Name == w.hidden.forward && !e.Skipped {
+			w.hidden.start(e, n)
 		}
 		if !w.done {
 			w.entry(e, n)
@@ -140,7 +146,7 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, hid *hiddenFound, f
 	if rerr == nil || errors.As(rerr, &fe) {
 		// a damaged file places the calls before the damage
 		evs := w.events
-		if h := &w.hidden; h.hider != nil && h.back != nil && !h.failed {
+		if h := &w.hidden; h.found() {
 			evs = append(slices.Clip(evs), h.hider, h.back)
 		}
 		sc.phases(s, evs)
@@ -171,16 +177,12 @@ func (w *timelineWalk) damage(err error, file string) {
 	}
 }
 
-// watching reports whether entries are still wanted whole: for the
-// timeline's calls, or to follow a NaN that a call hid.
-func (w *timelineWalk) watching() bool { return !w.done || w.hidden.on }
-
 // entry looks at one entry while the timeline's calls are wanted: the
 // entries before the root op are remembered by their byte ranges only,
 // the root op and those after it are read whole.
 func (w *timelineWalk) entry(e *dump.Entry, n dump.Name) {
 	if !w.found {
-		if e.Skipped {
+		if e.Skipped || e.Name != w.v.Origin.Op { // (parsed before it only to follow a hidden value)
 			if len(w.ring) == ringCalls {
 				w.ring = w.ring[1:]
 			}
@@ -188,7 +190,9 @@ func (w *timelineWalk) entry(e *dump.Entry, n dump.Name) {
 			return
 		}
 		w.found = true
-		w.hidden.start(e, n)
+		if w.hidden.forward == "" {
+			w.hidden.start(e, n)
+		}
 		w.cleanBefore()
 		w.add(e, n, "root")
 		w.gotColl = n.IsDistributed()
