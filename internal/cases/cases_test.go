@@ -54,14 +54,15 @@ func TestCases(t *testing.T) {
 
 // runFast holds the fast path under ctx to the case. The "fast" checks
 // read lists that tiny limits cap (suppressed, warnings): they hold the
-// fast path with its normal limits; an expected error holds under both.
+// fast path with its normal limits; an expected error and the
+// explanations hold under both.
 func runFast(t *testing.T, c *cases.Case, path, label string, ctx context.Context) {
 	t.Helper()
 	o := c.Options
 	v, err := trace.Run(ctx, trace.Options{Path: path, Strict: o.Strict, Steps: set(o.Steps), Ranks: set(o.Ranks)})
 	refused := fastError(c.Fast)
 	for _, check := range c.Fast {
-		if tinylimits.On(ctx) && check != "error "+refused {
+		if tinylimits.On(ctx) && check != "error "+refused && !explainCheck(check) {
 			continue
 		}
 		if e := fastCheck(check, v, err); e != nil {

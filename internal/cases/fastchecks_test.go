@@ -19,6 +19,9 @@ import (
 //	reason TEXT               some reason of the origin's confidence says it
 //	no reason TEXT            no reason says it
 //	warning TEXT              some warning says it
+//	explain KIND OP           an explanation of this kind is about OP ("-": about the run)
+//	explained TEXT            some explanation's text says it
+//	next TEXT                 some next step says it
 func fastCheck(line string, v *verdict.Verdict, err error) error {
 	word, arg, _ := strings.Cut(line, " ")
 	if word == "no" {
@@ -63,6 +66,22 @@ func fastCheck(line string, v *verdict.Verdict, err error) error {
 		for _, w := range v.Warnings {
 			ok = ok || strings.Contains(w.Message, arg)
 		}
+	case "explain":
+		kind, op, _ := strings.Cut(arg, " ")
+		if op == "-" {
+			op = ""
+		}
+		for _, e := range v.Explanations {
+			ok = ok || (e.Kind == kind && e.Op == op)
+		}
+	case "explained":
+		for _, e := range v.Explanations {
+			ok = ok || strings.Contains(e.Text, arg)
+		}
+	case "next":
+		for _, n := range v.NextSteps {
+			ok = ok || strings.Contains(n, arg)
+		}
 	default:
 		return fmt.Errorf("unknown check %q", line)
 	}
@@ -80,4 +99,10 @@ func fastError(checks []string) string {
 		}
 	}
 	return ""
+}
+
+// explainCheck reports whether a check reads the explanations, which no
+// limit caps: it holds under tiny limits too.
+func explainCheck(check string) bool {
+	return strings.HasPrefix(check, "explain ") || strings.HasPrefix(check, "explained ")
 }

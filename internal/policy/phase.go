@@ -72,8 +72,10 @@ func OptimizerStack(frames []dump.Frame) bool { return ReadFrames(frames).Optimi
 // Frames is what a call's own stack (stack.json, innermost frame first)
 // says of its phase.
 type Frames struct {
-	// Checkpoint: a frame in torch/utils/checkpoint, a forward computation
-	// re-run by activation checkpointing during the backward.
+	// Checkpoint: a frame in torch/utils/checkpoint: activation
+	// checkpointing ran the call, in the block's first forward or, with a
+	// frame of a function named backward too, as a recompute inside the
+	// backward (whose phase is the backward).
 	Checkpoint bool
 	// Optimizer: optimizer code, a file under a folder named optim,
 	// optimizer or optimizers (torch/optim, megatron/core/optimizer,

@@ -21,7 +21,8 @@
 // rules.go (the rule set), collectives.go (slots, groups, pairing keys),
 // entries.go, phases.go, rank.go (first sign, root, first NaN); across the
 // ranks of a step, one file per group of the README's rules: step.go (the
-// step and the order of the rules), hops.go (6.1, participants), order.go
+// step and the order of the rules), hops.go (6.1, participants),
+// p2pstage.go (6, the stage of a receive), order.go
 // (6.2-6.4: happened-before, late candidates, sources), origin.go (6.5,
 // 6.6, 6.8, the rows' roles), carrier.go (6.7, and README 7's carrier in
 // the checked step); analyse.go (across steps), confidence.go, layout.go,
@@ -92,9 +93,10 @@
 //     of no known form.
 //  13. Rule 2 looks at the direct parent only, at any level (construct.json
 //     is {} at L1 anyway).
-//  14. Rule 3: a checkpoint frame wins over an optimizer frame, which wins
-//     over a backward frame, whatever the frames' order. "A file under a
-//     folder named optim" is a directory component of the path.
+//  14. Rule 3: an optimizer frame wins over a backward frame, which wins
+//     over a checkpoint frame (a recompute runs in the backward), whatever
+//     the frames' order. "A file under a folder named optim" is a
+//     directory component of the path.
 //  15. Rule 6 compares the op (name without counter and direction) with
 //     the ops strictly before B₁. Consequence: a gradient all_reduce run
 //     between B₁ and B₂ (a hook per parameter) would be forward whenever

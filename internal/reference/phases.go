@@ -137,7 +137,7 @@ func assignPhases(entries []*entry, construct map[string]string, stacks map[stri
 			switch {
 			case i >= optStart:
 				e.phase = phaseOptimizer
-			case st.backward && !st.checkpoint:
+			case st.backward || e.recompute:
 				e.phase = phaseBackward
 			default:
 				e.phase = phaseForward
@@ -147,9 +147,9 @@ func assignPhases(entries []*entry, construct map[string]string, stacks map[stri
 		default: // rule 5: between B1 and B2
 			st := readStack(stacks[e.name])
 			switch {
-			case phaseByConstruct(construct[e.name]) == phaseBackward, st.backward && !st.checkpoint:
+			case phaseByConstruct(construct[e.name]) == phaseBackward, st.backward, e.recompute:
 				e.phase = phaseBackward
-			case st.checkpoint, e.recompute, before[e.op]:
+			case st.checkpoint, before[e.op]:
 				e.phase = phaseForward
 			default:
 				e.phase = phaseBackward

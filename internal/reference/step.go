@@ -96,6 +96,7 @@ func analyseStep(d *stepData) *stepResult {
 		return res
 	}
 	res.hops = collectHops(d, res.signs)
+	stageReceives(d, res.signs)
 	res.late, res.sources = orderCandidates(d, res.signs)
 	creditUnseenSources(res.hops, res.sources)
 	res.origin = nameOrigin(res)

@@ -66,6 +66,7 @@ func (m *modeResult) verdict() *verdict.Verdict {
 	}
 	b.candidates()
 	b.judge()
+	b.explain()
 	return v
 }
 

@@ -21,6 +21,9 @@ type collEvent struct {
 	ignored    nonfinite.Class // non-finite values in receive buffers, ignored
 	peer       int             // point-to-point peer; -1 otherwise
 	p2p        int
+	// phase is a send's phase, when it sent a severe value and the scan
+	// placed it (finish): the stage its receiver's recv takes (p2pStages)
+	phase policy.Phase
 }
 
 // collWhere is what makes a call one instance across the ranks that take

@@ -136,6 +136,9 @@ func readDetails(s *rankScan) *details {
 	if l.first.prevCleanName != "" {
 		names = append(names, l.first.prevCleanName)
 	}
+	if n := dump.ParseName(l.root.name); n.Dir == dump.Backward {
+		names = append(names, n.ForwardName()) // a recompute's stack tells it (explain.go)
+	}
 	rf := readSideFiles(s.dir, names)
 	d.Warnings = rf.warnings
 	for _, n := range names {

@@ -26,7 +26,8 @@
 // the details a verdict shows of its named calls. Run with
 // Options.Summaries turns the records back into rank scans and analyses
 // them on the same code path, so the joined verdict is the one the folders
-// give in one place, but for the origin timeline. The marks by which the nodes of one launch stop at the
+// give in one place, but for the origin timeline and what the timeline's
+// reading tells of a value a call hid (hidden.go). The marks by which the nodes of one launch stop at the
 // same step belong to its Job; the join counts what a node did not
 // summarise, and the ranks of a node that sent no summary, as unread. A
 // summary is untrusted input: its numbers are bounded (joinbounds.go), and
@@ -37,7 +38,10 @@
 // step is read once more, under the caller's context (timeline.go): the
 // calls around the root op, with their statistics and phases, for the
 // verdict's origin.timeline, so that every report is made from the verdict
-// alone. The scan cannot keep them: the root op is known only once every
+// alone; on the way, a forward NaN that a later call hid is followed to
+// where it came back (hidden.go). The verdict's explanations (explain.go)
+// say what the rules' fields do not: a recompute, a level that records no
+// collective, receives that took their send's stage (p2pstage.go). The scan cannot keep them: the root op is known only once every
 // rank is heard, and the calls before it were passed over unparsed. A join
 // has the summaries, not the files, and no timeline.
 //

@@ -17,8 +17,12 @@ func (sc *scanner) finish(s *rankScan, mode scanMode) {
 			evs = append(evs, ev)
 		}
 	}
-	if !s.stopped && len(evs) > 0 {
-		sc.phases(s, evs)
+	sends := s.severeSends()
+	if !s.stopped && len(evs)+len(sends) > 0 {
+		sc.phases(s, append(evs, sends...))
+		for _, ev := range sends {
+			s.colls[ev.collIdx].phase = ev.phase
+		}
 	}
 	if l.first != nil {
 		s.summarise(l.first.index)

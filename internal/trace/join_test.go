@@ -118,11 +118,15 @@ func summariseNodes(t testing.TB, roots []string, untilFirst bool) []string {
 // it) replaced by "ROOT", without the origin timeline (a join has none).
 func normalised(t testing.TB, v *verdict.Verdict, roots ...string) string {
 	t.Helper()
-	if v != nil && v.Origin != nil && v.Origin.Timeline != nil {
+	if v != nil && v.Origin != nil {
 		// the one thing a join cannot give: the calls around the root op
-		// lie in a dump.json on its node
+		// lie in a dump.json on its node, and so does what they tell of a
+		// value a call hid (an explanation, and the hint that replaces the
+		// origin's)
 		c, o := *v, *v.Origin
 		o.Timeline, c.Origin = nil, &o
+		c.Explanations = slices.DeleteFunc(slices.Clone(c.Explanations), func(e verdict.Explanation) bool { return e.Kind == verdict.ExplainHidden })
+		c.NextSteps = slices.DeleteFunc(slices.Clone(c.NextSteps), func(s string) bool { return strings.HasPrefix(s, o.Op+": ") })
 		v = &c
 	}
 	b, err := json.MarshalIndent(v, "", " ")

@@ -105,7 +105,7 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 			switch {
 			case optStart >= 0 && ev.index >= optStart:
 				ev.phase = policy.Optimizer
-			case fr.Backward && !fr.Checkpoint:
+			case fr.Backward || ev.recompute: // a recompute runs inside the backward
 				ev.phase = policy.Backward
 			default:
 				ev.phase = policy.Forward
@@ -116,18 +116,20 @@ func (sc *scanner) phases(s *rankScan, evs []*event) {
 
 // betweenPhase is the phase of a forward-named call between the step's
 // first and last backward entries: backward when construct.json or its stack
-// say a backward called it, forward when its stack shows a recompute or its
-// op ran before the first backward entry too (a later micro-batch), and
-// backward otherwise (a kernel only the backward calls).
+// say a backward called it (a recompute of activation checkpointing too, or
+// msprobe marked it one), forward when its stack shows a checkpointed
+// forward that no backward called or its op ran before the first backward
+// entry too (a later micro-batch), and backward otherwise (a kernel only
+// the backward calls).
 func (s *rankScan) betweenPhase(ev *event, tags *sideTags) policy.Phase {
 	fr := tags.frames[ev.name]
 	if ph, ok := policy.ParentPhase(tags.parents[ev.name]); ok && ph == policy.Backward {
 		return policy.Backward
 	}
 	switch {
-	case fr.Backward && !fr.Checkpoint:
+	case fr.Backward, ev.recompute:
 		return policy.Backward
-	case fr.Checkpoint, ev.recompute:
+	case fr.Checkpoint:
 		return policy.Forward
 	}
 	if s.preOps[dump.ParseName(ev.name).Op()] { // (complete for the calls asked about: opsBefore)

@@ -27,6 +27,7 @@ type record struct {
 	NoDump    bool          `json:"no_dump,omitempty"` // the folder held no dump.json when it was found
 
 	Task    string       `json:"task,omitempty"`
+	Level   string       `json:"level,omitempty"`
 	Entries int          `json:"entries"`
 	Bytes   int64        `json:"bytes"`
 	OpenErr string       `json:"open_error,omitempty"`
@@ -121,6 +122,7 @@ type recordColl struct {
 	Ignored  nonfinite.Class `json:"ignored,omitempty"`
 	Peer     int             `json:"peer"`
 	P2P      int             `json:"p2p,omitempty"`
+	Phase    policy.Phase    `json:"phase,omitempty"`
 }
 
 type recordSuppressed struct {
@@ -156,7 +158,7 @@ func (d *damageAt) Error() string { return d.Text }
 func (s *rankScan) toRecord(rel func(string) string) record {
 	path := func(p string) fsjson.String { return fsjson.String(rel(p)) }
 	r := record{Mode: s.dir.Mode, Step: s.dir.Step, Rank: s.dir.Rank, Dir: path(s.dir.Dir), Dump: path(s.dir.Dump),
-		Stack: path(s.dir.Stack), Construct: path(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task,
+		Stack: path(s.dir.Stack), Construct: path(s.dir.Construct), NoDump: s.dir.NoDump, Task: s.header.Task, Level: s.header.Level,
 		Entries: s.entries, Bytes: s.bytes, Damage: s.damage,
 		FirstBwd: s.firstBwd, LastBwd: s.lastBwd, LastColl: s.lastColl,
 		Seen: s.seen, Groups: s.groups, Details: s.det,
@@ -188,7 +190,7 @@ func (s *rankScan) toRecord(rel func(string) string) record {
 	for _, c := range s.colls {
 		r.Colls = append(r.Colls, recordColl{Index: c.index, Name: c.name, API: c.api, Key: c.key, Base: c.base,
 			Group: c.group, GroupKey: c.groupKey, Named: c.named, Send: c.send, Dest: c.dest, Ignored: c.ignored,
-			Peer: c.peer, P2P: c.p2p})
+			Peer: c.peer, P2P: c.p2p, Phase: c.phase})
 	}
 	for _, x := range s.suppressed {
 		r.Suppressed = append(r.Suppressed, recordSuppressed{Op: x.op, Reason: x.reason, Values: x.values,
@@ -227,7 +229,7 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	path := func(p fsjson.String) string { return abs(string(p)) }
 	s := newRankScan(dump.RankDir{Mode: r.Mode, Step: r.Step, Rank: r.Rank, Dir: path(r.Dir), Dump: path(r.Dump),
 		Stack: path(r.Stack), Construct: path(r.Construct), NoDump: r.NoDump})
-	s.header.Task = r.Task
+	s.header.Task, s.header.Level = r.Task, r.Level
 	s.entries, s.bytes, s.damage = r.Entries, r.Bytes, r.Damage
 	if r.OpenErr != "" {
 		s.openErr = errRecord(r.OpenErr)
@@ -250,7 +252,7 @@ func fromRecord(r *record, abs func(string) string) (*rankScan, error) {
 	for _, x := range r.Colls {
 		where := &collWhere{api: x.API, key: x.Key, base: x.Base, group: x.Group, groupKey: x.GroupKey}
 		s.colls = append(s.colls, collEvent{collWhere: where, index: x.Index, name: x.Name, named: x.Named,
-			send: x.Send, dest: x.Dest, ignored: x.Ignored, peer: x.Peer, p2p: x.P2P})
+			send: x.Send, dest: x.Dest, ignored: x.Ignored, peer: x.Peer, p2p: x.P2P, phase: x.Phase})
 	}
 	for _, e := range r.Events {
 		if e.Coll < -1 || e.Coll >= len(s.colls) {

@@ -127,8 +127,13 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	v.Scanned.Path = verdict.Path(opt.Path)
 	if opt.Timeline && len(opt.Summaries) == 0 && v.Origin != nil {
 		// a join has the summaries, not the files
-		if v.Origin.Timeline, err = timeline(ctx, v, layout, opt.Path, best.hit.indentOf); err != nil {
+		var hid *hiddenFound
+		if v.Origin.Timeline, hid, err = timeline(ctx, v, layout, opt.Path, best.hit.indentOf); err != nil {
 			return nil, err
+		}
+		if hid != nil && hid.explanation != nil {
+			v.Explanations = append([]verdict.Explanation{*hid.explanation}, v.Explanations...)
+			hiddenAdvice(v, hid.hider)
 		}
 	}
 	nameLinks(v, layout, dirs)

@@ -51,6 +51,8 @@ type stepResult struct {
 	// unread are the expected rank-steps not read whole (README "How it
 	// decides", 9), by reason; none when the step was read whole.
 	unread []verdict.UnreadRanks
+	// p2p are the receives that took their paired send's phase
+	p2p []p2pFix
 }
 
 // slim is the part of a step the verdict uses once a later step is read:
@@ -124,6 +126,7 @@ func analyseStep(step int, mode string, scans map[int]*rankScan, job roster) *st
 		return r
 	}
 	r.findHops()
+	r.p2pStages()
 	r.findSources()
 	for _, h := range r.hops {
 		if len(h.from) == 0 {

@@ -33,10 +33,10 @@ const (
 // step's phases on the way (past each skipped entry's closing line, when
 // the scan saw the file's indentation: indentOf, by rank; nil when it is
 // unknown). dumpPath names the dump in what it says.
-func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dumpPath string, indentOf func(rank int) int) (*verdict.Timeline, error) {
+func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dumpPath string, indentOf func(rank int) int) (*verdict.Timeline, *hiddenFound, error) {
 	o := v.Origin
 	if !v.Anomaly || o == nil || len(o.Ranks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rank := o.Ranks[0]
 	tl := &verdict.Timeline{Rank: rank, Calls: []verdict.TimelineCall{}}
@@ -49,12 +49,12 @@ func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dump
 	}
 	if rd == nil || rd.Dump == "" {
 		tl.Unread = fmt.Sprintf("no dump.json of step %d, rank %d under %s", o.Step, rank, dumpPath)
-		return tl, nil
+		return tl, nil, nil
 	}
 	f, err := safeio.Open(rd.Dump)
 	if err != nil {
 		tl.Unread = err.Error()
-		return tl, nil
+		return tl, nil, nil
 	}
 	defer f.Close()
 	tl.File = verdict.Path(rd.Dump)
@@ -62,10 +62,18 @@ func timeline(ctx context.Context, v *verdict.Verdict, layout *dump.Layout, dump
 	if indentOf != nil {
 		indent = indentOf(rank)
 	}
-	if err := readTimeline(ctx, tl, f, v, *rd, indent); err != nil {
-		return nil, err
+	hid := &hiddenFound{}
+	if err := readTimeline(ctx, tl, hid, f, v, *rd, indent); err != nil {
+		return nil, nil, err
 	}
-	return tl, nil
+	return tl, hid, nil
+}
+
+// hiddenFound is what the timeline's reading found of a hidden NaN: nil
+// explanation when there was none.
+type hiddenFound struct {
+	explanation *verdict.Explanation
+	hider       string
 }
 
 // timelineWalk is what the reading of a timeline keeps while it walks the
@@ -84,14 +92,16 @@ type timelineWalk struct {
 	chain   int
 	after   int // calls read after the root op
 	events  []*event
+	hidden  hiddenWatch // a forward NaN that a later call hid
 }
 
 // readTimeline walks the rank's dump.json once: the timeline's calls, and
 // every entry placed in the step's phases. Only cancellation is an error;
 // what the file lacks is said in tl.
-func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verdict.Verdict, rd dump.RankDir, indent int) error {
+func readTimeline(ctx context.Context, tl *verdict.Timeline, hid *hiddenFound, f *os.File, v *verdict.Verdict, rd dump.RankDir, indent int) error {
 	o := v.Origin
-	w := &timelineWalk{v: v, tl: tl, f: f, wantNaN: v.FirstNaN != nil && v.FirstNaN.Rank == tl.Rank && v.FirstNaN.Step == o.Step}
+	w := &timelineWalk{v: v, tl: tl, f: f, wantNaN: v.FirstNaN != nil && v.FirstNaN.Rank == tl.Rank && v.FirstNaN.Step == o.Step,
+		hidden: newHiddenWatch(o.Op)}
 	if c := v.Carrier; c != nil && slices.Contains(c.FromRanks, tl.Rank) {
 		w.carrier = c.Op
 	}
@@ -99,11 +109,19 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verd
 	sc := newScanner(policy.Default(), nil)
 	s := newRankScan(rd)
 	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{Details: true, WindowSize: timelineRead, Indent: indent,
-		Select: func(name string, _ int64) bool { return !w.done && (w.found || name == o.Op) }})
+		Select: func(name string, _ int64) bool {
+			return w.hidden.on || (!w.done && (w.found || name == o.Op)) || (!w.found && name == w.hidden.forward)
+		}})
 	for r.Next() {
 		e := r.Entry()
 		n := dump.ParseName(e.Name)
 		s.place(sc, e, n)
+		if w.hidden.on {
+			w.hidden.see(e, n)
+		}
+		if !w.found && w.hidden.forward != "" && e.Name == w.hidden.forward && !e.Skipped {
+			w.hidden.start(e, n)
+		}
 		if !w.done {
 			w.entry(e, n)
 		}
@@ -128,9 +146,16 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, f *os.File, v *verd
 	var fe *dump.FormatError
 	if rerr == nil || errors.As(rerr, &fe) {
 		// a damaged file places the calls before the damage
-		sc.phases(s, w.events)
+		evs := w.events
+		if h := &w.hidden; h.found() {
+			evs = append(slices.Clip(evs), h.hider, h.back)
+		}
+		sc.phases(s, evs)
 		for i, ev := range w.events {
 			tl.Calls[i].Phase = ev.phase.String()
+		}
+		if e := w.hidden.explanation(o); e != nil {
+			hid.explanation, hid.hider = e, w.hidden.hider.name
 		}
 	} else {
 		tl.Warnings = append(tl.Warnings, fmt.Sprintf("the phases of the calls could not be read: %v", rerr))
@@ -158,7 +183,7 @@ func (w *timelineWalk) damage(err error, file string) {
 // the root op and those after it are read whole.
 func (w *timelineWalk) entry(e *dump.Entry, n dump.Name) {
 	if !w.found {
-		if e.Skipped {
+		if e.Skipped || e.Name != w.v.Origin.Op { // (parsed before it only to follow a hidden value)
 			if len(w.ring) == ringCalls {
 				w.ring = w.ring[1:]
 			}
@@ -166,6 +191,9 @@ func (w *timelineWalk) entry(e *dump.Entry, n dump.Name) {
 			return
 		}
 		w.found = true
+		if w.hidden.forward == "" {
+			w.hidden.start(e, n)
+		}
 		w.cleanBefore()
 		w.add(e, n, "root")
 		w.gotColl = n.IsDistributed()

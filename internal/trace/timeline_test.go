@@ -150,7 +150,8 @@ func timelineAt(t *testing.T, ctx context.Context, v *verdict.Verdict, root stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return timeline(ctx, v, layout, root, nil)
+	tl, _, err := timeline(ctx, v, layout, root, nil)
+	return tl, err
 }
 
 // A cut dump.json: after the root op the timeline holds what came before
