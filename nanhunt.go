@@ -43,10 +43,11 @@ type Inputs struct {
 	// Strict reports the first anomaly even when the next dumped step no
 	// longer shows it (an overflow the loss scaler skipped).
 	Strict bool
-	// Timeline adds the calls around the root op (origin.timeline), which
-	// the HTML page shows, at the cost of one more read of the origin
-	// rank's dump.json: ask for it when a page is written now or later
-	// from the saved verdict.
+	// Timeline adds the calls around the root op (origin.timeline, which
+	// the HTML page shows) and what they explain (a call that hid the
+	// value), at the cost of one more read of the origin rank's dump.json:
+	// ask for it when a page is written now or later from the saved
+	// verdict, or when people read the answer.
 	Timeline bool
 
 	// Log names the training logs, Monitor the msprobe monitor output.

@@ -36,7 +36,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 	f.registerAnalysis(cmd)
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json (the stable verdict), markdown (a summary for an issue tracker) or skill (the nan-overflow-detection skill's shapes)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the verdict to this file instead of stdout")
-	cmd.Flags().BoolVar(&f.timeline, "timeline", false, "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it")
+	cmd.Flags().BoolVar(&f.timeline, "timeline", false, "read the origin rank's dump.json once more for the calls around the root op (origin.timeline) and a call that hid the value (a hidden explanation); --html, text and markdown output imply it, json and skill skip it unless asked")
 	f.evidence.register(cmd)
 }
 
@@ -52,7 +52,7 @@ func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 // analysis is the flags as the library's Inputs; path names the dump (or
 // the first of the summaries).
 func (f *traceFlags) analysis(cmd *cobra.Command, path string) (nanhunt.Inputs, error) {
-	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict, Timeline: f.timeline || f.html != ""}
+	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict, Timeline: f.rereadOrigin()}
 	var err error
 	if in.Steps, in.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return in, err
@@ -64,6 +64,15 @@ func (f *traceFlags) analysis(cmd *cobra.Command, path string) (nanhunt.Inputs, 
 		in.Progress = progressTo(cmd.ErrOrStderr())
 	}
 	return in, nil
+}
+
+// rereadOrigin says whether the origin rank's dump.json is read once more
+// for the calls around the root op (origin.timeline) and what they explain
+// (a call that hid the value): for a page, for the formats people read,
+// and when asked; a JSON or skill verdict for a machine skips that read
+// unless --timeline asks for it.
+func (f *traceFlags) rereadOrigin() bool {
+	return f.timeline || f.html != "" || f.format == "text" || f.format == "markdown"
 }
 
 // verdictFormats are the --format values of trace and demo.

@@ -59,7 +59,7 @@ func TestCases(t *testing.T) {
 func runFast(t *testing.T, c *cases.Case, path, label string, ctx context.Context) {
 	t.Helper()
 	o := c.Options
-	v, err := trace.Run(ctx, trace.Options{Path: path, Strict: o.Strict, Steps: set(o.Steps), Ranks: set(o.Ranks)})
+	v, err := trace.Run(ctx, trace.Options{Path: path, Strict: o.Strict, Steps: set(o.Steps), Ranks: set(o.Ranks), Timeline: true})
 	refused := fastError(c.Fast)
 	for _, check := range c.Fast {
 		if tinylimits.On(ctx) && check != "error "+refused && !explainCheck(check) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
@@ -38,7 +39,7 @@ func TestRealRunsExplanations(t *testing.T) {
 					if tiny {
 						ctx = tinylimits.With(ctx)
 					}
-					v, err := Run(ctx, Options{Path: filepath.Join(dir, level)})
+					v, err := Run(ctx, Options{Path: filepath.Join(dir, level), Timeline: true})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -78,7 +79,7 @@ func checkExplained(t *testing.T, v *verdict.Verdict, truth realruns.TruthFile, 
 		e := explanationOf(t, v, verdict.ExplainNoCollectives, "")
 		hc := x.HiddenCarrier
 		if e != nil && hc != nil && (!strings.Contains(e.Text, fmt.Sprintf("from step %d", hc.Seen.Step)) ||
-			!strings.Contains(e.Text, dump.FormatRanges(hc.ToRanks)) || !strings.Contains(e.Text, hc.Seen.Op)) {
+			!strings.Contains(e.Text, notation.FormatRanges(hc.ToRanks)) || !strings.Contains(e.Text, hc.Seen.Op)) {
 			t.Errorf("no collectives: %q does not say ranks %v show it from step %d at %s", e.Text, hc.ToRanks, hc.Seen.Step, hc.Seen.Op)
 		}
 	}

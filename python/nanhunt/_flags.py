@@ -129,7 +129,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "bool",
           "default": "",
           "repeatable": false,
-          "help": "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it"
+          "help": "read the origin rank's dump.json once more for the calls around the root op (origin.timeline) and a call that hid the value (a hidden explanation); --html, text and markdown output imply it, json and skill skip it unless asked"
         },
         {
           "name": "tp-size",
@@ -865,7 +865,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "bool",
           "default": "",
           "repeatable": false,
-          "help": "put the origin rank's calls around the root op in the verdict (origin.timeline, one more read of one dump.json), so that a page rendered later from it shows them; --html implies it"
+          "help": "read the origin rank's dump.json once more for the calls around the root op (origin.timeline) and a call that hid the value (a hidden explanation); --html, text and markdown output imply it, json and skill skip it unless asked"
         },
         {
           "name": "tp-size",
