@@ -238,6 +238,7 @@ func (r *Reader) readUntilData() error {
 	if tok.Kind != jsonlex.ObjectStart {
 		return &structErr{tok.Offset, fmt.Sprintf("dump.json starts with %v, want an object", tok.Kind)}
 	}
+	nullData := false // "data": null was read
 	for {
 		tok, err := r.lx.Next()
 		if err != nil {
@@ -248,6 +249,9 @@ func (r *Reader) readUntilData() error {
 			return r.expectEOF()
 		}
 		if string(tok.Bytes) == "data" {
+			if nullData {
+				return &structErr{tok.Offset, "a second \"data\" member, after \"data\": null"}
+			}
 			tok, err := r.lx.Next()
 			if err != nil {
 				return err
@@ -257,6 +261,7 @@ func (r *Reader) readUntilData() error {
 				r.state = 1
 				return nil
 			case jsonlex.Null:
+				nullData = true
 				continue // "data": null, as an empty dump
 			}
 			return &structErr{tok.Offset, fmt.Sprintf("\"data\" is %v, want an object", tok.Kind)}

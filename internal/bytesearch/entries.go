@@ -45,6 +45,7 @@ func (p *Prefilter) detectIndent(b []byte) {
 	if n := DocumentIndent(b); n > 0 {
 		p.hits.Indent = n
 		p.entryLine = EntryLine(p.entryLine[:0], n, '"')
+		p.topLine = append(append(p.topLine[:0], '\n'), p.entryLine[1+n:]...) // one indentation
 	}
 }
 

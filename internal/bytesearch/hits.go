@@ -19,12 +19,14 @@ type Hits struct {
 	Spans []Span
 	// Whole: the bytes start with '{', hold no NUL byte (never valid JSON
 	// text; the search stops at the first window holding one, or at a
-	// first byte other than '{'), and end the way json.dump(indent=N)
-	// ends a document, with a line holding only the closing '}' after the
-	// closing bracket of "data". A dump.json cut by a crash during msprobe's
-	// write is not whole, and must be parsed to say where it ends; so is a
-	// document written on one line. (A cleared file is not parsed, so other
-	// damage to it goes unseen.)
+	// first byte other than '{'), are laid out by json.dump(indent=N) with
+	// one top-level "data" member, the last (see topLevel), and end the way
+	// json.dump ends such a document: the line closing "data" at one
+	// indentation, then a line holding only the closing '}'. A dump.json
+	// cut by a crash during msprobe's write is not whole, and must be parsed
+	// to say where it ends; so is a document written on one line, and one
+	// with a second "data" member (damage) or another member after "data".
+	// (A cleared file is not parsed, so other damage to it goes unseen.)
 	Whole bool
 	// Located: the document is indented (json.dump(indent=N)), and the
 	// hits were placed in their entries while they could all be -inf in

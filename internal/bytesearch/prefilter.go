@@ -52,6 +52,9 @@ type Prefilter struct {
 
 	ignored   [][]byte  // the quoted keys of SearchRules.IgnoredStats
 	entryLine []byte    // "\n" + 2*indent spaces + '"': the start of an entry's line
+	topLine   []byte    // "\n" + indent spaces + '"': the start of a top-level member's line
+	dataLine  bool      // the top-level "data" line was seen
+	afterData bool      // a top-level member line after it (see topLevel)
 	prevEntry entryMark // the last entry line before the window
 	located   entryMark // the entry of the last hit located in this pass
 	locatedAt int       // where in the window that hit is; -1 before the first
@@ -131,7 +134,8 @@ func (p *Prefilter) reset() {
 	p.hits.NoBackward, p.needle = false, false
 	clear(p.hits.ForwardOps)
 	p.hits.OtherForwardOps = 0
-	p.entryLine = p.entryLine[:0]
+	p.entryLine, p.topLine = p.entryLine[:0], p.topLine[:0]
+	p.dataLine, p.afterData = false, false
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
 	p.hits.Partial, p.hits.Searched = false, 0
@@ -158,6 +162,7 @@ func (p *Prefilter) read(r io.Reader) (*Hits, error) {
 				// the last window was full: what it left to be judged with
 				// the bytes after it is judged now
 				p.window(p.buf[:p.carry], p.carry, true)
+				p.afterData = p.afterData || !p.topLevel(p.buf[:p.carry], p.carry, true)
 			}
 			p.end()
 			return &p.hits, nil
@@ -185,6 +190,7 @@ func (p *Prefilter) feed(b []byte, final bool) bool {
 		p.detectIndent(b)
 	}
 	p.stats(b, p.carry)
+	p.afterData = p.afterData || !p.topLevel(b, p.carry, final)
 	p.window(b, p.carry, final)
 	p.markLastEntry(b, len(b)-contextLen, final)
 	// the carry holds any needle cut by the window's start
@@ -198,7 +204,10 @@ func (p *Prefilter) feed(b []byte, final bool) bool {
 
 // end settles what only the whole document says.
 func (p *Prefilter) end() {
-	p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry])
+	// laid out by json.dump(indent), with one "data" member, the last,
+	// closed on its own line (see topLevel)
+	p.hits.Whole = p.first == '{' && endsWhole(p.buf[:p.carry]) &&
+		p.hits.Indent > 0 && p.dataLine && !p.afterData && endsWithData(p.buf[:p.carry], p.hits.Indent)
 	p.hits.Located = len(p.entryLine) > 0 && p.hits.Located
 	// (the last bytes of a full last window are judged after its feed)
 	p.hits.NoBackward = !p.needle && p.hits.FirstSevere < 0 && p.hits.Forward

@@ -105,9 +105,10 @@ func TestPrefilterSpellings(t *testing.T) {
 		{`{"data": {"a.b.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "md5": "0x0"}]}}}`, false}, // no statistics
 	}
 	for _, tt := range tests {
-		// msprobe's documents end with a line holding only "}"
+		// laid out as msprobe writes them: "data" on its own line, closed on
+		// its own line, then the document's "}"
 		if strings.HasSuffix(tt.doc, "}}}") {
-			tt.doc = tt.doc[:len(tt.doc)-1] + "\n}"
+			tt.doc = "{\n \"data\": {" + strings.TrimPrefix(tt.doc[:len(tt.doc)-2], `{"data": {`) + "\n }\n}"
 		}
 		h := checkPrefilter(t, []byte(tt.doc), 0)
 		if h.Clear() != tt.clear {

@@ -132,7 +132,9 @@
 //  22. A dump.json cut inside its first entry has no entry before the
 //     damage: unread, not damaged. One that decodes but whose top level or
 //     data is not an object is unread. A second "data" member is damage
-//     after the entries of the first (README 5 says so).
+//     after the entries of the first (README 5 says so), also after
+//     "data": null (no entry before it: unread). An entry name data holds
+//     twice is two entries, each read where it lies (README 5).
 //
 // Across ranks (section 6)
 //

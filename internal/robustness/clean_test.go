@@ -1,6 +1,7 @@
 package robustness
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -20,6 +21,22 @@ func eightCleanSteps(t *testing.T, in string) {
 		steps = append(steps, "step"+string(rune('0'+s)))
 	}
 	writeDump(t, in, dumpSpec{steps: steps, clean: true})
+}
+
+// indentDump lays a clean dump.json out the way msprobe writes it
+// (json.dump with indent=1), with tail written after its last member.
+func indentDump(t *testing.T, p, tail string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", " "); err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.TrimSuffix(strings.TrimRight(out.String(), "\n"), "\n}")
+	writeFile(t, p, doc+tail+"\n}\n")
 }
 
 // garble replaces the dump.json of every rank of the steps with bytes that
@@ -183,6 +200,21 @@ func notReadCases() []adversarialCase {
 				return []string{"trace", in}
 			},
 			exit: exitIncomplete, message: `step 0 +rank 1 +damaged`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
+			class: "false clean", name: "clean-file-second-data",
+			input: "a clean dump laid out as msprobe writes it (indent 1) whose rank 1 file has a second, empty " +
+				"\"data\" member after its entries (msprobe writes one)",
+			answer: "exit 3: damage at the second \"data\", named with its offset; the entries of the first are clean",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{clean: true, padEntries: 20})
+				for r := range 2 {
+					indentDump(t, filepath.Join(rank(in, r), "dump.json"), "")
+				}
+				indentDump(t, filepath.Join(rank(in, 1), "dump.json"), ",\n \"data\": {}")
+				return []string{"trace", in}
+			},
+			exit: exitIncomplete, message: `rank1/dump\.json: offset \d+: a second "data" member`, maxTime: bound, maxRSSMiB: rss,
 		},
 		{
 			class: "false clean", name: "rank-gap-clean",
