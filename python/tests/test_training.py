@@ -72,7 +72,7 @@ class LastingNaN(unittest.TestCase):
             self.assertEqual(json.load(f), self.result["verdict"])
 
     def test_offline_trace_agrees(self):
-        self.assertEqual(nanhunt.trace(self.dump)["origin"], self.result["verdict"]["origin"])
+        self.assertEqual(nanhunt.trace(self.dump, timeline=True)["origin"], self.result["verdict"]["origin"])
 
     def test_dump_is_in_msprobe_format(self):
         folder = os.path.join(self.dump, f"step{FAULT_STEP}", f"rank{FAULT_RANK}")

@@ -36,7 +36,7 @@ class Watch(unittest.TestCase):
         self.assertEqual(events[-1]["reason"], "anomaly")
         with open(alarm["verdict"], encoding="utf-8") as f:
             verdict = json.load(f)
-        self.assertEqual(verdict["origin"], nanhunt.trace(dump)["origin"])
+        self.assertEqual(verdict["origin"], nanhunt.trace(dump, timeline=True)["origin"])
         self.assertTrue(os.path.isfile(alarm["html"]))
 
     def test_overflow_that_did_not_last(self):
