@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/nanhunt/nanhunt/internal/realruns"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestMain(m *testing.M) {
 	if generated.dir != "" {
 		os.RemoveAll(generated.dir)
 	}
+	realruns.Cleanup()
 	os.Exit(code)
 }
 
