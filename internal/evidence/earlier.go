@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nanhunt/nanhunt/internal/ranklist"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -78,14 +79,11 @@ func capital(s string) string {
 // showVerb agrees with one source or two ("the monitor shows", "the log's
 // loss and the monitor show").
 func showVerb(who string) string {
-	for i := 0; i+5 <= len(who); i++ {
-		if who[i:i+5] == " and " {
-			return "show"
-		}
+	if strings.Contains(who, " and ") {
+		return "show"
 	}
 	return "shows"
 }
-
 // firstSeenPhase is the phase of the call where the dump first sees the
 // origin on its ranks: for weights an update wrote, the forward call that
 // reads them, not the update's phase the origin is given.
