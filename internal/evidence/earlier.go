@@ -84,6 +84,7 @@ func showVerb(who string) string {
 	}
 	return "shows"
 }
+
 // firstSeenPhase is the phase of the call where the dump first sees the
 // origin on its ranks: for weights an update wrote, the forward call that
 // reads them, not the update's phase the origin is given.
