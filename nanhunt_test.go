@@ -11,12 +11,14 @@ import (
 
 	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
+	"github.com/nanhunt/nanhunt/internal/trace"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // run is one real run's files: the dump of bwd-sqrt-zero-rank2-step5
 // (rank 2 makes a NaN in Torch.sqrt's backward at step 5), its training
-// logs, the summary its node wrote, and a monitor output of the tests'.
+// logs, a summary of the dump as its node writes one, and a monitor output
+// of the tests'.
 type run struct {
 	dump, logs, summary, monitor string
 }
@@ -27,9 +29,28 @@ func realRun(t *testing.T) run {
 	return run{
 		dump:    filepath.Join(scen, "L1"),
 		logs:    filepath.Join(scen, "train-log", "rank*.json"),
-		summary: fixturedir.Dir(t, "msprobe-generated", "summaries", "node0.jsonl"),
+		summary: summaryOf(t, filepath.Join(scen, "L1")),
 		monitor: filepath.Join("internal", "monitor", "testdata", "v2-optimizer"),
 	}
+}
+
+// summaryOf writes the summary a node writes of dumpDir into a temporary
+// folder and returns its path.
+func summaryOf(t *testing.T, dumpDir string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "node0.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := trace.Summarize(context.Background(), trace.SummaryOptions{Path: dumpDir}, f); err != nil {
+		t.Fatalf("summarising %s: %v", dumpDir, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // want is what a verdict must hold.
