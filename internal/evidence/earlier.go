@@ -14,6 +14,7 @@ type sighting struct {
 	step  int
 	phase string
 	who   string
+	ranks []int // the ranks it saw it on, when it tells them apart
 }
 
 // before reports whether s comes earlier in training than t.
@@ -46,17 +47,14 @@ func explainBornEarlier(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdi
 			best = &s
 		case !best.before(s):
 			best.who += " and " + s.who
+			best.ranks = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(best.ranks), s.ranks...))))
 		}
 	}
 	if log != nil && log.FirstNaNStep != nil && log.FirstNaNMetric == "loss" {
-		consider(sighting{step: *log.FirstNaNStep, phase: phaseForward, who: "the training log's loss"})
+		consider(sighting{step: *log.FirstNaNStep, phase: phaseForward, who: "the training log's loss" + onRanks(log.Ranks, log.LoggedRanks), ranks: log.Ranks})
 	}
 	if mon != nil && mon.Step != nil && !mon.Weak && phaseOrder(monitorPhase(mon)) >= 0 {
-		who := "the monitor"
-		if len(mon.Ranks) > 0 {
-			who += " (on " + ranklist.Name(mon.Ranks) + ")"
-		}
-		consider(sighting{step: *mon.Step, phase: monitorPhase(mon), who: who})
+		consider(sighting{step: *mon.Step, phase: monitorPhase(mon), who: "the monitor" + onRanks(mon.Ranks, nil), ranks: mon.Ranks})
 	}
 	if best == nil {
 		return
@@ -67,6 +65,28 @@ func explainBornEarlier(v *verdict.Verdict, log *verdict.LogEvidence, mon *verdi
 		text += fmt.Sprintf("; step %d was not dumped: dump it", best.step)
 	}
 	v.Explanations = append(v.Explanations, verdict.Explanation{Kind: verdict.ExplainBornEarlier, Op: o.Op, Step: best.step, Text: text + "."})
+	v.NextSteps = append([]string{bornEarlierNext(*best)}, v.NextSteps...)
+}
+
+// onRanks names the ranks a source saw it on, " (on rank 1)", when they are
+// some of the ranks it covers; "" when it tells none apart or saw it on all.
+func onRanks(ranks, covered []int) string {
+	if len(ranks) == 0 || (len(covered) > 0 && len(ranks) == len(covered)) {
+		return ""
+	}
+	return " (on " + ranklist.Name(ranks) + ")"
+}
+
+// bornEarlierNext is the first thing to do when an earlier sighting places
+// the birth before what the dump shows: look in that step and phase, on
+// the ranks that saw it first, before the update the dump points at.
+func bornEarlierNext(s sighting) string {
+	where := "its " + s.phase
+	if len(s.ranks) > 0 {
+		where = ranklist.Name(s.ranks) + "'s " + s.phase
+	}
+	return fmt.Sprintf("%s %s it in step %d's %s already: the call that makes it runs there, before anything the dump shows. Dump step %d and read %s first.",
+		capital(s.who), showVerb(s.who), s.step, s.phase, s.step, where)
 }
 
 func capital(s string) string {

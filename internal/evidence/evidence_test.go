@@ -259,6 +259,7 @@ func TestBornEarlier(t *testing.T) {
 	}{
 		{"log loss at a step not dumped", sparse(false), lossAt(4), nil, "The training log's loss shows it already in step 4's forward, before the dump first sees it (Torch.sqrt.0.backward, step 5): it was born there, in calls the dump does not show; step 4 was not dumped: dump it."},
 		{"log and monitor together", sparse(false), lossAt(4), strong, "The training log's loss and the monitor (on rank 1) show it already in step 4's forward"},
+		{"the log tells the ranks apart", sparse(false), func() *verdict.LogEvidence { l := lossAt(4); l.Ranks = []int{2}; return l }(), nil, "The training log's loss (on rank 2) shows it already in step 4's forward"},
 		{"a weak monitor sighting", sparse(false), nil, weak, ""},
 		{"an origin seen born", sparse(true), lossAt(4), nil, ""},
 		{"a step the dump read clean", dumpVerdict("optimizer", false, false), lossAt(4), nil, ""},
@@ -286,6 +287,8 @@ func TestBornEarlier(t *testing.T) {
 				t.Errorf("explanations %q, want none", got)
 			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
 				t.Errorf("explanations %q, want one holding %q", got, tc.want)
+			case tc.want != "" && (len(v.NextSteps) == 0 || !strings.Contains(v.NextSteps[0], "Dump step ")):
+				t.Errorf("next steps %q do not start with dumping the step it was born in", v.NextSteps)
 			}
 		})
 	}

@@ -23,6 +23,19 @@ type Extras struct {
 	// P2P lists every send and recv of the origin step with what it
 	// carried.
 	P2P *P2P `json:"p2p,omitempty"`
+	// UndumpedBirth is where the value was born when that step was not
+	// dumped, as the training log shows it.
+	UndumpedBirth *UndumpedBirth `json:"undumped_birth,omitempty"`
+}
+
+// UndumpedBirth is a birth in a step the dump skipped: its step, ranks and
+// phase, and the training log's first NaN loss (step and ranks).
+type UndumpedBirth struct {
+	Step            int    `json:"step"`
+	Ranks           []int  `json:"ranks"`
+	Phase           string `json:"phase"`
+	LogLossNaNStep  int    `json:"log_loss_nan_step"`
+	LogLossNaNRanks []int  `json:"log_loss_nan_ranks"`
 }
 
 // Hidden is a NaN hidden by the op By and seen again at Reappears.

@@ -55,8 +55,14 @@ func TestExtras(t *testing.T) {
 			seen["p2p"] = true
 			checkP2P(t, s, tr)
 		}
+		if b := x.UndumpedBirth; b != nil {
+			seen["undumped-birth"] = true
+			if slices.Contains(tr.StepsDumped, b.Step) || b.Step >= tr.Truth.Step || tr.Truth.Captured || b.LogLossNaNStep != b.Step {
+				t.Errorf("%s: undumped birth %+v, steps dumped %v, truth %+v", s, b, tr.StepsDumped, tr.Truth)
+			}
+		}
 	}
-	for _, k := range []string{"hidden", "monitor", "checkpoint", "no-collectives", "p2p"} {
+	for _, k := range []string{"hidden", "monitor", "checkpoint", "no-collectives", "p2p", "undumped-birth"} {
 		if !seen[k] {
 			t.Errorf("no scenario has the %s fields", k)
 		}

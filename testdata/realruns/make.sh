@@ -2,7 +2,7 @@
 # Regenerate testdata/realruns from scratch: msprobe source, stubs, the training
 # runs, the scan (truth files) and the archives.
 #
-#   sh testdata/realruns/make.sh [scenario ...]      (default: all fourteen)
+#   sh testdata/realruns/make.sh [scenario ...]      (default: all fifteen)
 #
 # Needs Debian's /usr/bin/python3 with python3-torch (1.13), numpy, yaml, pandas,
 # openpyxl, tqdm, and a bare git copy of Ascend/msprobe (MSPROBE_GIT).
@@ -18,7 +18,8 @@ PY=/usr/bin/python3
 
 ALL="custom-bwd-kernel pp-p2p-microbatch zero1-reduce-broadcast reducer-zero-count forward-only sparse-steps-loss-scale
      fp16-allreduce-two-groups inf-absorbed-next-step pp-weight-from-update
-     mask-hidden-sqrt activation-checkpointing activation-checkpointing-nonreentrant l0-module-only pp-1f1b"
+     mask-hidden-sqrt activation-checkpointing activation-checkpointing-nonreentrant l0-module-only pp-1f1b
+     sparse-steps-undumped-origin"
 SCENARIOS=${*:-$ALL}
 
 # 1. msprobe from source, plus the einops stub msprobe imports at start-up

@@ -154,6 +154,31 @@ TRUTH_LATER = {
                                         "field": "parameters"}},
         },
     },
+    "sparse-steps-undumped-origin": {
+        "description": (
+            "The model and training of l0-module-only (4-rank data parallel, a first layer that takes the "
+            "log of the amounts, gradient all_reduce per parameter, SGD), dumped at L1 at steps 0, 2 and 4 "
+            "only. At step 3, trained but not dumped, rank 1's batch holds a negative amount: the log makes "
+            "NaN in rank 1's forward, rank 1's loss is NaN, the gradient all_reduce spreads it and SGD "
+            "writes NaN into the weights of every rank. The dump's first sight is step 4, where every "
+            "rank's first call (Functional.linear.0.forward) reads the NaN weights: in dump terms the "
+            "origin is the update at the end of step 3 (not captured, all ranks, which first cannot be "
+            "told). The training log says more: rank 1's loss is already NaN in step 3 and no other "
+            "rank's is, so the birth is in step 3's forward on rank 1."),
+        "levels": ["L1"],
+        "truth": {
+            "anomaly": True, "step": 4, "ranks": [0, 1, 2, 3],
+            "op": "Functional.linear.0.forward",
+            "stage": "optimizer", "kind": "nan", "tie": True, "captured": False,
+            "first_nan": None,
+            "carrier": None,
+            "recovered": [],
+        },
+        "extra": {
+            "undumped_birth": {"step": 3, "ranks": [1], "phase": "forward",
+                               "log_loss_nan_step": 3, "log_loss_nan_ranks": [1]},
+        },
+    },
     "pp-1f1b": {
         "description": (
             "2 pipeline stages x 2 data-parallel replicas (ranks 0,1 stage 0, ranks 2,3 stage 1; 0->2, "
@@ -369,6 +394,26 @@ def verify_later(c, scenario, spec, dumps, root):
         check_l0(c, dumps, extra["hidden_carrier"])
     if "p2p_roles" in spec:
         check_p2p(c, spec, dumps, spec["truth"]["step"])
+    if "undumped_birth" in extra:
+        check_undumped_birth(c, dumps, root, scenario, extra["undumped_birth"])
+
+
+def check_undumped_birth(c, dumps, root, scenario, ub):
+    """The birth step is not dumped; the training log shows a NaN local loss
+    there first, on the birth ranks only, and every loss before it is finite."""
+    for level, steps in dumps.items():
+        c.check(ub["step"] not in steps, f"{level}: step{ub['step']} was dumped")
+    first = {}
+    for r in range(WORLD):
+        with open(os.path.join(root, scenario, "train-log", f"rank{r}.json")) as f:
+            for st in json.load(f)["steps"]:
+                if not math.isfinite(st["local_loss"]):
+                    first[r] = st["step"]
+                    break
+    step = min(first.values(), default=None)
+    c.check(step == ub["log_loss_nan_step"], f"log: first NaN local loss at step {step}")
+    ranks = sorted(r for r, s in first.items() if s == step)
+    c.check(ranks == ub["log_loss_nan_ranks"], f"log: NaN local loss at step {step} on ranks {ranks}")
 
 
 def extra_fields(spec, dumps):

@@ -1173,6 +1173,16 @@ SCENARIOS.update({
 })
 
 
+# --------------------------------------------------------------------------
+# N. sparse-steps-undumped-origin: the model and update of l0-module-only,
+# dumped at L1 every other step only ("step": [0, 2, 4]); the bad record
+# comes in step 3, which is trained but not dumped.
+# --------------------------------------------------------------------------
+BAD_RECORDS[("sparse-steps-undumped-origin", 1, 3)] = "negative-amount"   # x[2, 4, 1] < 0
+OWN_LAYOUT["sparse-steps-undumped-origin"] = load_token_batch("sparse-steps-undumped-origin")
+SCENARIOS["sparse-steps-undumped-origin"] = ModuleOnly
+
+
 
 # --------------------------------------------------------------------------
 # The monitor run: msprobe's TrainerMon (module_hook) on torch 1.13, in a run
