@@ -15,7 +15,8 @@ const Schema = "nanhunt/verdict/v1"
 // revision it was written with (schema_revision; absent in revision 1), and
 // a reader of a later revision reads it with what it has. Revision 2 adds
 // origin.timeline and scanned.path: every report is then made from the
-// verdict alone.
+// verdict alone. Revision 3 adds ahead: the statistics heading for their
+// dtype's limit.
 const Revision = 2
 
 // Verdict is the answer: where the first NaN/Inf of the run was born, how
@@ -59,6 +60,9 @@ type Verdict struct {
 	// a call that hid the value, a recompute, a level that cannot show
 	// collectives, the stage of a receive, where evidence places the birth.
 	Explanations []Explanation `json:"explanations,omitempty"`
+	// Ahead lists the statistics heading for overflow, most urgent first
+	// (revision 3); empty when none is, absent in earlier revisions.
+	Ahead []Ahead `json:"ahead,omitempty"`
 	// Evidence is what a training log and the monitor said, when given.
 	Evidence *Evidence `json:"evidence,omitempty"`
 	// Plan is what to collect next; nil when there is nothing to chase.
