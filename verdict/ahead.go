@@ -1,5 +1,12 @@
 package verdict
 
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
 // Ahead is a warning before the NaN: a statistic of one call (or one
 // monitored module, or one metric of the training log) that climbs towards
 // the limit of the dtype it is stored in, and when it will reach it at the
@@ -52,4 +59,49 @@ type Ahead struct {
 type Point struct {
 	Step  int     `json:"step"`
 	Value float64 `json:"value"`
+}
+
+// SeriesText is the series in short: "2500 → 5600 → 11000 (steps 2-4)".
+func (a Ahead) SeriesText() string {
+	if len(a.Series) == 0 {
+		return ""
+	}
+	vals := make([]string, len(a.Series))
+	for i, p := range a.Series {
+		vals[i] = FormatValue(p.Value)
+	}
+	return fmt.Sprintf("%s (steps %d-%d)", strings.Join(vals, " → "), a.Series[0].Step, a.Series[len(a.Series)-1].Step)
+}
+
+// PaceText is the pace: "×2.00 a step", or "+3.15 a step" for an input
+// that climbs by additions.
+func (a Ahead) PaceText() string {
+	if a.Linear {
+		return "+" + FormatValue(a.Growth) + " a step"
+	}
+	return fmt.Sprintf("×%.2f a step", a.Growth)
+}
+
+// WhenText says how soon it gets to its limit: "within the next step",
+// "in about 3 steps".
+func (a Ahead) WhenText() string {
+	switch left := a.StepsLeft; {
+	case left < 1:
+		return "within the next step"
+	case left < 1.5:
+		return "in about 1 step"
+	case math.IsInf(left, 1) || left > 1e6:
+		return "eventually"
+	default:
+		return fmt.Sprintf("in about %.0f steps", left)
+	}
+}
+
+// FormatValue writes a value short: whole numbers as they are, others
+// with 4 significant digits.
+func FormatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e7 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }

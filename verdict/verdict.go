@@ -17,7 +17,7 @@ const Schema = "nanhunt/verdict/v1"
 // origin.timeline and scanned.path: every report is then made from the
 // verdict alone. Revision 3 adds ahead: the statistics heading for their
 // dtype's limit.
-const Revision = 2
+const Revision = 3
 
 // Verdict is the answer: where the first NaN/Inf of the run was born, how
 // sure the analysis is, and what it saw on the way.
@@ -61,8 +61,9 @@ type Verdict struct {
 	// collectives, the stage of a receive, where evidence places the birth.
 	Explanations []Explanation `json:"explanations,omitempty"`
 	// Ahead lists the statistics heading for overflow, most urgent first
-	// (revision 3); empty when none is, absent in earlier revisions.
-	Ahead []Ahead `json:"ahead,omitempty"`
+	// (revision 3): empty when none is; null when they were not looked
+	// for (a verdict joined from summaries, or of an earlier revision).
+	Ahead []Ahead `json:"ahead"`
 	// Evidence is what a training log and the monitor said, when given.
 	Evidence *Evidence `json:"evidence,omitempty"`
 	// Plan is what to collect next; nil when there is nothing to chase.

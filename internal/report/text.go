@@ -27,6 +27,7 @@ func Text(w io.Writer, v *verdict.Verdict) error {
 		return p.err
 	case !v.Anomaly:
 		p.clean(v)
+		p.ahead(v)
 		p.evidence(v)
 	case evidenceOverDump(v):
 		p.evidenceHeadline(v)
@@ -39,6 +40,7 @@ func Text(w io.Writer, v *verdict.Verdict) error {
 		p.origin(v)
 		p.spread(v)
 		p.confidence(v)
+		p.ahead(v)
 		p.evidence(v)
 		p.list("Next", v.NextSteps)
 		p.plan(v, false)

@@ -59,7 +59,7 @@
 // internal/fsjson (a summary's paths byte for byte) and
 // internal/tinylimits (the tests' tiny-limits mode).
 //
-// May import: dump, internal/bytesearch, internal/callsize,
+// May import: dump, internal/ahead, internal/bytesearch, internal/callsize,
 // internal/dumplayout, internal/entryat, internal/fsjson, internal/nonfinite,
 // internal/notation, internal/policy, internal/ranklist, internal/safeio,
 // internal/sidefile, internal/tinylimits, verdict.

@@ -125,6 +125,12 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	v := best.verdict()
 	v.Scanned.Path = verdict.Path(opt.Path)
+	if len(opt.Summaries) == 0 {
+		// a join has the summaries, not the files
+		var warns []verdict.Warning
+		v.Ahead, warns = findAhead(ctx, v, modeDirs(dirs, best.mode), jobs)
+		v.Warnings = append(v.Warnings, warns...)
+	}
 	if opt.Timeline && len(opt.Summaries) == 0 && v.Origin != nil {
 		// a join has the summaries, not the files
 		var hid *hiddenFound
@@ -662,4 +668,15 @@ func groupBy[K comparable](dirs []dump.RankDir, key func(*dump.RankDir) K) ([]K,
 		i = j
 	}
 	return keys, groups
+}
+
+// modeDirs are the rank folders of one execution mode.
+func modeDirs(dirs []dump.RankDir, mode string) []dump.RankDir {
+	var out []dump.RankDir
+	for _, d := range dirs {
+		if d.Mode == mode {
+			out = append(out, d)
+		}
+	}
+	return out
 }

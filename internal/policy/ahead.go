@@ -1,0 +1,126 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/nanhunt/nanhunt/dump"
+)
+
+// The rule for a statistic heading for overflow (README "Heading for
+// overflow"). A series is one statistic (Max or Min) of one tensor slot of
+// one call on one rank, at each dumped step; it is judged at its last step
+// S, from its values at the last three dumped steps up to S.
+const (
+	// AheadNear: a value is watched from within this factor of its limit
+	// (an exp input from AheadExpNear of it).
+	AheadNear    = 64.0
+	AheadExpNear = 0.5
+	// AheadRise: each of the last two steps rises at least this factor per
+	// step (an exp input by AheadExpRise of its limit per step).
+	AheadRise    = 1.05
+	AheadExpRise = 0.01
+	// AheadHorizon: a series that reaches its limit within this many steps
+	// at its pace warns; so does one within AheadClose of its limit (an
+	// exp input within AheadExpClose of it) at any pace.
+	AheadHorizon  = 3.0
+	AheadClose    = 4.0
+	AheadExpClose = 0.75
+	// AheadPoints is how many dumped steps the rule reads; AheadShown how
+	// many a warning shows.
+	AheadPoints = 3
+	AheadShown  = 5
+)
+
+// DtypeMax is the largest finite value of a floating dtype ("torch.float16",
+// "torch.bfloat16", …); false for integer, bool and unknown dtypes, which
+// never overflow to a non-finite value.
+func DtypeMax(dtype string) (float64, bool) {
+	switch strings.TrimPrefix(dtype, "torch.") {
+	case "float16", "half":
+		return 65504, true
+	case "bfloat16":
+		return 3.3895313892515355e38, true
+	case "float32", "float":
+		return math.MaxFloat32, true
+	case "float64", "double":
+		return math.MaxFloat64, true
+	}
+	return 0, false
+}
+
+// dtypeShort is "float16" for "torch.float16".
+func dtypeShort(dtype string) string { return strings.TrimPrefix(dtype, "torch.") }
+
+// expFamily maps the API of a call whose result grows as exp of its input
+// to the input value past which the result overflows, given the largest
+// finite value of the result's dtype.
+var expFamily = map[string]func(max float64) (float64, string){
+	"exp":   func(m float64) (float64, string) { return math.Log(m), "ln" },
+	"exp_":  func(m float64) (float64, string) { return math.Log(m), "ln" },
+	"expm1": func(m float64) (float64, string) { return math.Log(m), "ln" },
+	"exp2":  func(m float64) (float64, string) { return math.Log2(m), "log2" },
+	"sinh":  func(m float64) (float64, string) { return math.Log(2 * m), "ln 2·" },
+	"cosh":  func(m float64) (float64, string) { return math.Log(2 * m), "ln 2·" },
+}
+
+// ExpLimit is, for a forward call of the exp family (exp, expm1, exp2,
+// sinh, cosh), the input value past which its result overflows the dtype
+// it is stored in, and why; false for any other call.
+func ExpLimit(op, resultDtype string) (limit float64, reason string, ok bool) {
+	n := dump.ParseName(op)
+	if n.Module || n.Dir != dump.Forward {
+		return 0, "", false
+	}
+	f, ok := expFamily[strings.TrimPrefix(n.API, "special_")]
+	m, known := DtypeMax(resultDtype)
+	if !ok || !known {
+		return 0, "", false
+	}
+	limit, fn := f(m)
+	return limit, fmt.Sprintf("%s stores its result in %s, which overflows past %s(%s) = %.4g", n.API, dtypeShort(resultDtype), fn, formatLimit(m), limit), true
+}
+
+// DtypeLimitReason says why a dtype's maximum is a limit.
+func DtypeLimitReason(dtype string) string {
+	m, _ := DtypeMax(dtype)
+	return dtypeShort(dtype) + " holds at most " + formatLimit(m)
+}
+
+func formatLimit(m float64) string {
+	if m == 65504 {
+		return "65504"
+	}
+	return fmt.Sprintf("%.4g", m)
+}
+
+// AheadWatched reports whether a value of a tensor of the dtype is close
+// enough to the dtype's limit to be watched: within AheadNear of it, and
+// not the dtype's maximum itself (a fill written on purpose, such as the
+// float16 maximum used as a mask value).
+func AheadWatched(dtype string, value float64) bool {
+	m, ok := DtypeMax(dtype)
+	a := math.Abs(value)
+	return ok && a >= m/AheadNear && a < m
+}
+
+// AheadSearch is what the byte search looks for to find the watched values
+// without parsing: number literals with at least IntDigits digits before
+// the decimal point, or an exponent of at least Exponent (the smallest
+// watched float16 value, 65504/64, has four; the smallest watched bfloat16
+// and float32 ones are past 1e36), and the names of the exp family.
+type AheadSearch struct {
+	IntDigits int
+	Exponent  int
+	ExpAPIs   []string
+}
+
+// AheadSearchRules is the byte search's part of the rule.
+func AheadSearchRules() AheadSearch {
+	s := AheadSearch{IntDigits: 4, Exponent: 36}
+	for api := range expFamily {
+		s.ExpAPIs = append(s.ExpAPIs, api)
+	}
+	return s
+}

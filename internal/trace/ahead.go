@@ -1,0 +1,297 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/ahead"
+	"github.com/nanhunt/nanhunt/internal/bytesearch"
+	"github.com/nanhunt/nanhunt/internal/entryat"
+	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/safeio"
+	"github.com/nanhunt/nanhunt/verdict"
+)
+
+// aheadStep is the step the warnings before the NaN are judged at: the
+// last dumped step before the origin's, or the last dumped step of a run
+// without one; false when there is none.
+func aheadStep(v *verdict.Verdict, dirs []dump.RankDir) (int, bool) {
+	best, ok := 0, false
+	for _, d := range dirs {
+		if v.Origin != nil && d.Step >= v.Origin.Step {
+			continue
+		}
+		if !ok || d.Step > best {
+			best, ok = d.Step, true
+		}
+	}
+	return best, ok
+}
+
+// findAhead finds the statistics heading for overflow (package ahead):
+// judged at aheadStep, from the values each rank's file of that step
+// holds close to their limit (found by bytesearch.FindAhead, then parsed
+// entry by entry) and the same calls' values at the dumped steps before.
+// A file it cannot read gives a warning, never a changed verdict.
+func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, jobs int) ([]verdict.Ahead, []verdict.Warning) {
+	step, ok := aheadStep(v, dirs)
+	if !ok {
+		return []verdict.Ahead{}, nil
+	}
+	byRank := map[int][]dump.RankDir{}
+	for _, d := range dirs {
+		if d.Step <= step && d.Dump != "" {
+			byRank[d.Rank] = append(byRank[d.Rank], d)
+		}
+	}
+	type result struct {
+		series []ahead.Series
+		warn   []verdict.Warning
+	}
+	ranks := slices.Sorted(mapsKeys(byRank))
+	results := make([]result, len(ranks))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, jobs))
+	for i, r := range ranks {
+		rd := byRank[r]
+		slices.SortFunc(rd, func(a, b dump.RankDir) int { return a.Step - b.Step })
+		if rd[len(rd)-1].Step != step {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s, err := rankAhead(ctx, r, rd)
+			results[i].series = s
+			if err != nil && ctx.Err() == nil {
+				results[i].warn = []verdict.Warning{{File: rd[len(rd)-1].Dump, Message: "not searched for values heading for overflow: " + err.Error()}}
+			}
+		}()
+	}
+	wg.Wait()
+	var all []ahead.Series
+	var warns []verdict.Warning
+	for _, res := range results {
+		all = append(all, res.series...)
+		warns = append(warns, res.warn...)
+	}
+	dirOf := map[int]dump.RankDir{}
+	for r, rd := range byRank {
+		dirOf[r] = rd[len(rd)-1]
+	}
+	return ahead.Warnings(all, func(rank int, op string) ahead.Site { return aheadSite(dirOf[rank], op) }), warns
+}
+
+func mapsKeys[V any](m map[int]V) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// aheadSite is a call's module chain and code line on a rank.
+func aheadSite(rd dump.RankDir, op string) ahead.Site {
+	rf := readSideFiles(rd, []string{op})
+	var s ahead.Site
+	if rf.construct != nil {
+		s.Module = rf.construct.Chain(op)
+	}
+	if uf := userFrames(rf.stackOf(op)); len(uf) > 0 {
+		s.Code = &uf[0]
+	}
+	return s
+}
+
+// rankAhead is one rank's series: rd are its files up to the step judged,
+// oldest first.
+func rankAhead(ctx context.Context, rank int, rd []dump.RankDir) ([]ahead.Series, error) {
+	last := rd[len(rd)-1]
+	vals, err := watchedValues(ctx, last.Dump)
+	if err != nil || len(vals) == 0 {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, v := range vals {
+		want[v.Op] = true
+	}
+	values := map[int][]ahead.Value{last.Step: vals}
+	steps := []int{last.Step}
+	for i := len(rd) - 2; i >= 0 && len(steps) < policy.AheadShown; i-- {
+		got, err := valuesOf(ctx, rd[i].Dump, want)
+		if err != nil {
+			break // the series starts after a file it cannot read
+		}
+		values[rd[i].Step] = got
+		steps = append(steps, rd[i].Step)
+	}
+	slices.Reverse(steps)
+	return ahead.Build(rank, steps, values), nil
+}
+
+// watchedValues are the values of a file close enough to their limits to
+// be watched: the entries that hold a large Max or Min, or are calls of
+// the exp family, are found by the byte search and parsed one by one.
+func watchedValues(ctx context.Context, file string) ([]ahead.Value, error) {
+	offsets, err := aheadOffsets(ctx, file)
+	if err != nil || len(offsets) == 0 {
+		return nil, err
+	}
+	ranges, err := entriesHolding(file, offsets)
+	if err != nil {
+		return nil, err
+	}
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	x := entryat.New(dump.ReaderOptions{Details: true})
+	var out []ahead.Value
+	for _, r := range ranges {
+		e, err := x.Read(f, r[0], r[1])
+		if err != nil {
+			return nil, fmt.Errorf("entry at byte %d: %w", r[0], err)
+		}
+		for _, v := range ahead.Observe(e, nil) {
+			if v.Watched() {
+				out = append(out, v)
+			}
+		}
+	}
+	return out, nil
+}
+
+// aheadWindow is the read window of the byte search for watched values;
+// aheadEdge the bytes at each edge of a window that the next or the
+// previous window judges (each find needs fewer bytes of context).
+const (
+	aheadWindow = 1 << 20
+	aheadEdge   = 256
+)
+
+// aheadOffsets are the byte offsets of what bytesearch.FindAhead finds in
+// a file, read window by window.
+func aheadOffsets(ctx context.Context, file string) ([]int64, error) {
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rules := policy.AheadSearchRules()
+	br := bytesearch.AheadRules{IntDigits: rules.IntDigits, Exponent: rules.Exponent, APIs: rules.ExpAPIs}
+	buf := make([]byte, aheadWindow+2*aheadEdge)
+	var out []int64
+	var finds bytesearch.AheadFinds
+	base, kept := int64(0), 0 // file offset of buf[0]; bytes carried in front
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := io.ReadFull(f, buf[kept:])
+		n += kept
+		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !end {
+			return nil, err
+		}
+		lo, hi := 0, n
+		if base > 0 {
+			lo = aheadEdge
+		}
+		if !end {
+			hi = n - aheadEdge
+		}
+		finds.Numbers, finds.Names = finds.Numbers[:0], finds.Names[:0]
+		bytesearch.FindAhead(buf[:n], br, &finds)
+		for _, list := range [][]int{finds.Numbers, finds.Names} {
+			for _, o := range list {
+				if o >= lo && o < hi {
+					out = append(out, base+int64(o))
+				}
+			}
+		}
+		if end {
+			break
+		}
+		kept = 2 * aheadEdge
+		copy(buf, buf[n-kept:n])
+		base += int64(n - kept)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// entriesHolding are the byte ranges of the entries of a file that hold
+// the given offsets (sorted), from one pass of the reader that skips every
+// entry's value.
+func entriesHolding(file string, offsets []int64) ([][2]int64, error) {
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	indent := bytesearch.DocumentIndent(head[:n])
+	rd := dump.NewReader(f, dump.ReaderOptions{Indent: indent, Select: func(string, int64) bool { return false }})
+	var out [][2]int64
+	i := 0
+	for i < len(offsets) && rd.Next() {
+		e := rd.Entry()
+		for i < len(offsets) && offsets[i] < e.Offset {
+			i++ // outside any entry (the header)
+		}
+		if i < len(offsets) && offsets[i] < e.End {
+			out = append(out, [2]int64{e.Offset, e.End})
+			for i < len(offsets) && offsets[i] < e.End {
+				i++
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return out, fmt.Errorf("%s: %w", file, err)
+	}
+	return out, nil
+}
+
+// valuesOf are the values of the entries named in want, from one pass of
+// the reader that parses only those.
+func valuesOf(ctx context.Context, file string, want map[string]bool) ([]ahead.Value, error) {
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	rd := dump.NewReader(f, dump.ReaderOptions{Details: true, Indent: bytesearch.DocumentIndent(head[:n]),
+		Select: func(name string, _ int64) bool { return want[name] }})
+	var out []ahead.Value
+	for rd.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e := rd.Entry(); !e.Skipped {
+			out = ahead.Observe(e, out)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return out, fmt.Errorf("%s: %w", file, err)
+	}
+	return out, nil
+}
