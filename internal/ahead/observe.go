@@ -42,8 +42,10 @@ func Observe(e *dump.Entry, out []Value) []Value {
 	if lim, why, ok := policy.ExpLimit(e.Name, resultDtype(e)); ok {
 		for i := range e.Tensors {
 			t := &e.Tensors[i]
-			if t.Field == dump.InputArgs && t.Arg == 0 && finite(t.Max) {
-				out = append(out, Value{Key: Key{e.Name, slotName(t), "max"}, Dtype: t.Dtype, Value: t.Max.Value, Limit: lim, LimitReason: why, Linear: true})
+			if t.Field == dump.InputArgs && t.Arg == 0 {
+				if finite(t.Max) {
+					out = append(out, Value{Key: Key{e.Name, slotName(t), "max"}, Dtype: t.Dtype, Value: t.Max.Value, Limit: lim, LimitReason: why, Linear: true})
+				}
 				break
 			}
 		}
@@ -51,7 +53,7 @@ func Observe(e *dump.Entry, out []Value) []Value {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		m, ok := policy.DtypeMax(t.Dtype)
-		if !ok {
+		if !ok || t.Field == dump.FieldOther {
 			continue
 		}
 		for _, s := range []struct {

@@ -179,11 +179,13 @@ func (r *run) trace(t *testing.T, path string, roots []string) map[string]any {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("nanhunt trace %s: the JSON verdict does not decode: %v\n%s", path, err, tail(out, 20))
 	}
-	// a verdict joined from summaries has no origin timeline (the calls
-	// stay in each node's dump.json): the one in one place's is left out
+	// a verdict joined from summaries has no origin timeline and no
+	// warnings before the NaN (the calls and their statistics stay in each
+	// node's dump.json): the one in one place's are left out
 	if o, ok := v["origin"].(map[string]any); ok {
 		delete(o, "timeline")
 	}
+	delete(v, "ahead")
 	roots = slices.Clone(roots)
 	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) }) // a root inside another first
 	return neutral(v, roots).(map[string]any)

@@ -25,7 +25,37 @@ func Analyse(path string, opt Options) (*Verdict, error) {
 		}
 	}
 	a.scan(opt.Strict)
-	return a.verdict(), nil
+	v := a.verdict()
+	v.Ahead = a.ahead(v)
+	return v, nil
+}
+
+// ahead judges the statistics heading for overflow at the last dumped
+// step before the origin's (the last dumped step without one).
+func (a *analysis) ahead(v *Verdict) []Ahead {
+	step, found := 0, false
+	files := map[int]map[int]string{}
+	for _, s := range a.steps {
+		if v.Origin != nil && s.step >= v.Origin.Step {
+			continue
+		}
+		for _, r := range s.ranks {
+			if r.dump == "" {
+				continue
+			}
+			if files[r.rank] == nil {
+				files[r.rank] = map[int]string{}
+			}
+			files[r.rank][s.step] = r.dump
+			if !found || s.step > step {
+				step, found = s.step, true
+			}
+		}
+	}
+	if !found {
+		return []Ahead{}
+	}
+	return aheadOf(step, files)
 }
 
 // load reads a step and names its ranks that were not dumped.

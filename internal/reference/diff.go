@@ -38,7 +38,20 @@ func DiffWith(want, got *Verdict, o DiffOptions) []string {
 	d.eq("complete", want.Complete, got.Complete)
 	d.strs("unread", unreadLines(want.Unread), unreadLines(got.Unread))
 	d.ints("not_dumped", want.NotDumped, got.NotDumped)
+	if want.Ahead != nil && got.Ahead != nil {
+		d.strs("ahead", aheadLines(want.Ahead), aheadLines(got.Ahead))
+	}
 	return d.lines
+}
+
+// aheadLines are warnings one per line, "Torch.exp.0.forward
+// input_args.0 max ranks [0 1] step 4 left 0.124", in their order.
+func aheadLines(as []Ahead) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, fmt.Sprintf("%s %s %s ranks %v step %d left %.3f", a.Op, a.Tensor, a.Stat, a.Ranks, a.Step, a.StepsLeft))
+	}
+	return out
 }
 
 // unreadLines are unread rank-steps one per rank, "step 5 rank 2:

@@ -1,6 +1,6 @@
 // Package reference is the slow reference analyser: an independent,
 // deliberately simple implementation of the rules of the README section
-// "How it decides" (sections 1-8), used as a test oracle. A differential
+// "How it decides" (sections 1-9 and 12), used as a test oracle. A differential
 // test holds the fast path (package trace) to its verdicts.
 //
 // It reads every file whole (internal/jsonoracle decodes dump.json,
@@ -25,7 +25,8 @@
 // p2pstage.go (6, the stage of a receive), order.go
 // (6.2-6.4: happened-before, late candidates, sources), origin.go (6.5,
 // 6.6, 6.8, the rows' roles), carrier.go (6.7, and README 7's carrier in
-// the checked step); analyse.go (across steps), confidence.go, layout.go,
+// the checked step); analyse.go (across steps), ahead.go (12, heading for
+// overflow), confidence.go, layout.go,
 // files.go, verdict.go, diff.go, fromtrace.go.
 //
 // # Readings of the README

@@ -42,6 +42,10 @@ func FromTrace(v *verdict.Verdict) *Verdict {
 		}
 		out.Steps = append(out.Steps, st)
 	}
+	out.Ahead = []Ahead{}
+	for _, a := range v.Ahead {
+		out.Ahead = append(out.Ahead, Ahead{Op: a.Op, Tensor: a.Tensor, Stat: a.Stat, Ranks: ints(a.Ranks), Step: a.Step, StepsLeft: a.StepsLeft})
+	}
 	out.Scanned = Scanned{Steps: ints(v.Scanned.Steps), NotScanned: ints(v.Scanned.NotScanned)}
 	if p := v.Scanned.StoppedAt; p != nil {
 		x := *p

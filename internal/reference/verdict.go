@@ -19,6 +19,8 @@ type Verdict struct {
 	Complete  bool
 	Unread    []UnreadRanks
 	NotDumped []int
+	// Ahead: the statistics heading for overflow, most urgent first.
+	Ahead []Ahead
 }
 
 // Origin is where the anomaly was born.
