@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -142,13 +143,24 @@ func rankAhead(ctx context.Context, rank int, rd []dump.RankDir) ([]ahead.Series
 // be watched: the entries that hold a large Max or Min, or are calls of
 // the exp family, are found by the byte search and parsed one by one.
 func watchedValues(ctx context.Context, file string) ([]ahead.Value, error) {
-	offsets, err := aheadOffsets(ctx, file)
-	if err != nil || len(offsets) == 0 {
-		return nil, err
-	}
-	ranges, err := entriesHolding(file, offsets)
+	starts, lost, size, err := aheadEntries(ctx, file)
 	if err != nil {
 		return nil, err
+	}
+	if len(lost) > 0 {
+		// a value whose entry began a window earlier: the reader finds it
+		more, err := entriesHolding(file, lost)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range more {
+			starts = append(starts, r[0])
+		}
+		slices.Sort(starts)
+		starts = slices.Compact(starts)
+	}
+	if len(starts) == 0 {
+		return nil, nil
 	}
 	f, err := safeio.Open(file)
 	if err != nil {
@@ -157,10 +169,11 @@ func watchedValues(ctx context.Context, file string) ([]ahead.Value, error) {
 	defer f.Close()
 	x := entryat.New(dump.ReaderOptions{Details: true})
 	var out []ahead.Value
-	for _, r := range ranges {
-		e, err := x.Read(f, r[0], r[1])
+	for _, at := range starts {
+		// the entry is the first of what follows: only it is parsed
+		e, err := x.Read(f, at, size)
 		if err != nil {
-			return nil, fmt.Errorf("entry at byte %d: %w", r[0], err)
+			return nil, fmt.Errorf("entry at byte %d: %w", at, err)
 		}
 		for _, v := range ahead.Observe(e, nil) {
 			if v.Watched() {
@@ -179,29 +192,38 @@ const (
 	aheadEdge   = 256
 )
 
-// aheadOffsets are the byte offsets of what bytesearch.FindAhead finds in
-// a file, read window by window.
-func aheadOffsets(ctx context.Context, file string) ([]int64, error) {
+// aheadEntries searches a file window by window (bytesearch.FindAhead)
+// and returns the offsets of the entries (their names' quotes) that hold
+// what it finds, the offsets of the finds whose entry began in an earlier
+// window (lost), and the file's size. A file that is not json.dump(indent)
+// output has every find lost.
+func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size int64, err error) {
 	f, err := safeio.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	defer f.Close()
 	rules := policy.AheadSearchRules()
 	br := bytesearch.AheadRules{IntDigits: rules.IntDigits, Exponent: rules.Exponent, APIs: rules.ExpAPIs}
 	buf := make([]byte, aheadWindow+2*aheadEdge)
-	var out []int64
 	var finds bytesearch.AheadFinds
+	var entryLine []byte
 	base, kept := int64(0), 0 // file offset of buf[0]; bytes carried in front
+	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		n, err := io.ReadFull(f, buf[kept:])
 		n += kept
 		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 		if err != nil && !end {
-			return nil, err
+			return nil, nil, 0, err
+		}
+		if base == 0 {
+			if indent := bytesearch.DocumentIndent(buf[:n]); indent > 0 {
+				entryLine = bytesearch.EntryLine(nil, indent, '"')
+			}
 		}
 		lo, hi := 0, n
 		if base > 0 {
@@ -212,22 +234,45 @@ func aheadOffsets(ctx context.Context, file string) ([]int64, error) {
 		}
 		finds.Numbers, finds.Names = finds.Numbers[:0], finds.Names[:0]
 		bytesearch.FindAhead(buf[:n], br, &finds)
-		for _, list := range [][]int{finds.Numbers, finds.Names} {
-			for _, o := range list {
-				if o >= lo && o < hi {
-					out = append(out, base+int64(o))
-				}
+		for _, o := range finds.Names {
+			if o >= lo && o < hi && entryLine != nil && o+1 >= len(entryLine) && string(buf[o+1-len(entryLine):o+1]) == string(entryLine) {
+				starts = append(starts, base+int64(o))
+			}
+		}
+		for _, o := range finds.Numbers {
+			if o < lo || o >= hi {
+				continue
+			}
+			// only the bytes after the last find looked at are searched
+			from := max(0, int(seen-base))
+			if i := lastIndex(buf[from:o], entryLine); i >= 0 {
+				entry = base + int64(from+i+len(entryLine)-1)
+			}
+			seen = base + int64(o)
+			if entry >= 0 {
+				starts = append(starts, entry)
+			} else {
+				lost = append(lost, base+int64(o))
 			}
 		}
 		if end {
+			size = base + int64(n)
 			break
 		}
 		kept = 2 * aheadEdge
 		copy(buf, buf[n-kept:n])
 		base += int64(n - kept)
 	}
-	slices.Sort(out)
-	return out, nil
+	slices.Sort(starts)
+	return slices.Compact(starts), lost, size, nil
+}
+
+// lastIndex is bytes.LastIndex, -1 for an empty needle.
+func lastIndex(b, needle []byte) int {
+	if len(needle) == 0 {
+		return -1
+	}
+	return bytes.LastIndex(b, needle)
 }
 
 // entriesHolding are the byte ranges of the entries of a file that hold
