@@ -43,6 +43,11 @@ const (
 	ScaledGradOverflow      = spec.ScaledGradOverflow
 	GarbageBuffers          = spec.GarbageBuffers
 	LegitMasks              = spec.LegitMasks
+	GainRunaway             = spec.GainRunaway
+	ExpDrift                = spec.ExpDrift
+	SharpGradient           = spec.SharpGradient
+	WarmupSpike             = spec.WarmupSpike
+	HalfTraps               = spec.HalfTraps
 )
 
 // What the generator knows happened (package truth).
@@ -51,6 +56,8 @@ type (
 	Recovered = truth.Recovered
 	OpAt      = truth.OpAt
 	Carrier   = truth.Carrier
+	Ahead     = truth.Ahead
+	Point     = truth.Point
 )
 
 // Sidecars asks GenerateWith for the training log and the monitor output

@@ -41,7 +41,10 @@
 // byte.
 //
 // Scenarios returns a catalogue of small runs, one per fault kind plus
-// format variants, damaged files and the patterns of real runs, for tests;
+// format variants, damaged files, the patterns of real runs, statistics
+// that climb towards their dtype's limit before the first non-finite
+// value (with the warning that is due in Truth.Ahead) and clean runs
+// that climb or hold large values without heading anywhere, for tests;
 // Random returns a valid random spec for a seed, for randomized tests; Demo
 // returns the 32-rank mixture-of-experts run behind nanhunt demo.
 //

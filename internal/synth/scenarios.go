@@ -26,12 +26,12 @@ func with(s Spec, f func(*Spec)) Spec {
 }
 
 // Scenarios returns the catalogue: one scenario per fault kind, format
-// variants, damaged files, levels, a tie and a late fault. Each is small
-// (1-8 ranks, 2-4 layers, 3-5 dumped steps) and generates in well under a
-// second.
+// variants, damaged files, levels, a tie, a late fault and climbs towards
+// a dtype's limit. Each is small (1-8 ranks, 2-4 layers, 3-10 dumped
+// steps) and generates in well under a second.
 func Scenarios() []Scenario {
 	var all []Scenario
-	for _, part := range [][]Scenario{faultScenarios(), formatScenarios(), trainingScenarios(), moreScenarios()} {
+	for _, part := range [][]Scenario{faultScenarios(), formatScenarios(), trainingScenarios(), moreScenarios(), driftScenarios()} {
 		all = append(all, part...)
 	}
 	return all
@@ -246,4 +246,44 @@ func moreScenarios() []Scenario {
 			with(base("single-rank-proc", &Fault{Kind: LogNegative, Step: 1, Ranks: []int{0}}),
 				func(s *Spec) { s.Ranks, s.Format.RankDir, s.LossLog = 1, "proc", false })},
 	}
+}
+
+// driftScenarios are runs whose anomaly is the end of a climb towards a
+// dtype's limit, and clean runs that climb without heading anywhere.
+func driftScenarios() []Scenario {
+	small := func(name string, f *Fault, steps []int) Spec {
+		return with(base(name, f), func(s *Spec) { s.Ranks, s.Steps = 2, steps })
+	}
+	return []Scenario{
+		{"gain-runaway-fp16", "float16 model: the learnable scale of the input features grows 1.35x a step (a weight " +
+			"decay of the wrong sign) until their float16 product Tensor.__mul__ overflows",
+			with(small("gain-runaway-fp16", &Fault{Kind: GainRunaway}, stepRange(26, 35)), func(s *Spec) { s.DType = "float16" })},
+		{"exp-drift-fp16", "float16 model: the gate bias of layer 0 is in an Adam group with lr 0.8; the gate logit rises " +
+			"about 0.8 a step until Torch.exp overflows float16 (past 11.09)",
+			with(small("exp-drift-fp16", &Fault{Kind: ExpDrift, Layer: 0}, stepRange(9, 15)), func(s *Spec) { s.DType = "float16" })},
+		{"sharp-gradient-fp16", "float16 SGD past the edge of stability: the head-bias gradient grows 2.2x a step on every " +
+			"replica until the float16 all_reduce of the gradients overflows",
+			with(base("sharp-gradient-fp16", &Fault{Kind: SharpGradient}), func(s *Spec) { s.Steps = stepRange(9, 14) })},
+		{"gain-runaway-fp32", "float32 model: the learnable scale of the input features grows 1.8x a step until their " +
+			"product Tensor.__mul__ overflows past 3.4e38",
+			small("gain-runaway-fp32", &Fault{Kind: GainRunaway, Value: 1.8}, stepRange(145, 150))},
+		{"loss-scale-falling", "float16 gradients with dynamic loss scaling: from step 2 rank 1 reads a shard sorted by an " +
+			"outlier's magnitude; the scaled fc1 gradient grows 2.5x a step until Tensor.half overflows, and the scaler halves the scale at every step after",
+			small("loss-scale-falling", &Fault{Kind: ScaledGradOverflow, Step: 2, Ranks: []int{1}, Layer: 1, Value: 300, Growth: 2.5}, stepRange(3, 12))},
+		{"warmup-spike", "clean: the learnable scale of the input features rises while its learning rate warms up, then flattens; the loss spikes " +
+			"threefold at step 5 and recovers; -inf masks, int64 and bool tensors; no anomaly",
+			small("warmup-spike", &Fault{Kind: WarmupSpike, Step: 5}, stepRange(0, 9))},
+		{"half-traps", "clean float16 run: -1e4 causal mask biases, an input feature of about 30000 jittering by 2 %, " +
+			"a Torch.full_like of 65504 whose float16 Norm is +Inf; no anomaly",
+			small("half-traps", &Fault{Kind: HalfTraps}, stepRange(0, 5))},
+	}
+}
+
+// stepRange is the steps from a to b.
+func stepRange(a, b int) []int {
+	var s []int
+	for i := a; i <= b; i++ {
+		s = append(s, i)
+	}
+	return s
 }

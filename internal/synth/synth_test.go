@@ -100,7 +100,7 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s: synth_truth.json differs from the returned truth", sc.Name)
 		}
 	}
-	for k := LogNegative; k <= LegitMasks; k++ {
+	for k := LogNegative; k <= HalfTraps; k++ {
 		if !kinds[k] {
 			t.Errorf("no scenario for %v", k)
 		}

@@ -165,7 +165,7 @@ func kwValues(kw []mw.KV) []arg {
 // sumTensors is the elementwise sum of the participants' tensors.
 func sumTensors(ts []*tensor, g *gen) *tensor {
 	o := &tensor{Tensor: mw.Tensor{Shape: ts[0].Shape, DT: ts[0].DT}}
-	var dev2, norm2, spike float64
+	var dev2, norm2, spike, low float64
 	maxDev, minDev := 0.0, 0.0
 	for _, t := range ts {
 		o.Mean += t.Mean
@@ -178,6 +178,9 @@ func sumTensors(ts []*tensor, g *gen) *tensor {
 		if t.Spike {
 			spike += t.Max
 		}
+		if t.SpikeLow {
+			low += t.Min
+		}
 		flagsAdd(o, o, t, false)
 	}
 	o.Max = o.Mean + math.Max(maxDev, math.Sqrt(dev2)*(0.8+0.2*g.u()))
@@ -185,6 +188,10 @@ func sumTensors(ts []*tensor, g *gen) *tensor {
 	if spike > 0 {
 		o.Max = math.Max(o.Max, spike)
 		o.Spike = true
+	}
+	if low < 0 {
+		o.Min = math.Min(o.Min, low)
+		o.SpikeLow = true
 	}
 	o.Norm = math.Sqrt(norm2) * (1 + 0.3*g.u())
 	if o.Numel() <= 1 {

@@ -24,6 +24,12 @@
 // data-parallel replicas hold identical weights, everything is finite
 // apart from what the fault makes.
 //
+// Climbs towards a dtype's limit come from the state parameters carry
+// from step to step and the updates applied to them (drift.go): a feature
+// scale multiplied by every update, a gate bias under a learning rate far
+// too high, a bias past the edge of stability; a growing data outlier
+// against a loss scale that halves at every overflow (programs.go).
+//
 // A rank's step (rk) computes; what msprobe would record of each call goes
 // through record.go to the writer (dump.json, stack.json, construct.json)
 // and, for dumped steps, to the truth's Log (seen.go); sidecar.go feeds the

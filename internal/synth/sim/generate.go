@@ -127,6 +127,9 @@ func Generate(sp spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) 
 	if err := mw.ApplyDamage(dir, w.spec.Damage, rankDir, w.walk.Cuts()); err != nil {
 		return nil, err
 	}
+	if t.Ahead, err = truth.ReadAhead(dir, w.spec, t, rankDir); err != nil {
+		return nil, err
+	}
 	b, err := json.MarshalIndent(t, "", " ")
 	if err != nil {
 		return nil, fmt.Errorf("synth: encode truth: %w", err)

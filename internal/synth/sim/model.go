@@ -134,6 +134,13 @@ type param struct {
 	from    int
 	eps     float64
 	seedKey uint64
+	// drift is the learning rate of an Adam parameter group set far too
+	// high (ExpDrift); gain the update rule of an input scale; sharp
+	// the signed deviation along the sharpest direction and curv its
+	// curvature (SharpGradient). See drift.go.
+	drift       float64
+	gain        gainRule
+	sharp, curv float64
 }
 
 // module is an nn.Module instance.
@@ -174,6 +181,7 @@ type layerMods struct {
 type modelParts struct {
 	first, last bool
 	embed, feat *module
+	scale       *param // the learnable scale of the input features
 	layers      []*layerMods
 	lnf, head   *module
 	params      []*param
@@ -274,7 +282,8 @@ func (w *world) buildModel(rank int, l layout) *modelParts {
 			mp.embed.params[0].from = f.Step
 			mp.embed.params[0].eps = 0
 		}
-		if w.has(spec.LogNegative) {
+		mp.scale = w.addGain(b, dt, dense)
+		if w.has(spec.LogNegative) || mp.scale != nil {
 			mp.feat = b.linear("feat_proj", "Linear", d.H, 8, dt, true, "", dense)
 		}
 	}
@@ -321,8 +330,9 @@ func (w *world) buildModel(rank int, l layout) *modelParts {
 			}
 			lm.fc2 = b.linear(p+".mlp.fc2", rowClass, d.H, d.F/s.TP, fdt, true, tpShard, dense)
 		}
-		if (w.has(spec.ExpOverflow) || w.has(spec.SendRecvCarrier)) && w.spec.Fault.Layer == i {
+		if (w.has(spec.ExpOverflow) || w.has(spec.SendRecvCarrier) || w.has(spec.ExpDrift)) && w.spec.Fault.Layer == i {
 			lm.gate = b.linear(p+".gate", "Linear", 4, d.H, dt, true, "", dense)
+			w.setDrift(lm.gate.params[1])
 		}
 		if w.has(spec.ReducerZeroCount) && w.spec.Fault.Layer == i {
 			lm.adapter = b.linear(p+".adapter", "Linear", d.H, d.H, dt, false, "", dense)
@@ -331,7 +341,10 @@ func (w *world) buildModel(rank int, l layout) *modelParts {
 	}
 	if mp.last {
 		mp.lnf = b.layerNorm("ln_f", d.H, dt, dense)
-		mp.head = b.linear("head", "Linear", d.V, d.H, dt, w.has(spec.AllReduceOverflow), "", dense)
+		mp.head = b.linear("head", "Linear", d.V, d.H, dt, w.has(spec.AllReduceOverflow) || w.has(spec.SharpGradient), "", dense)
+		if w.has(spec.SharpGradient) {
+			w.setSharp(mp.head.params[1])
+		}
 	}
 	mp.params = b.params
 	return mp

@@ -294,6 +294,10 @@ func (r *rk) linear(s *mw.Site, x, w, b *tensor) *tensor {
 	if x.Spike {
 		o.Max = math.Max(o.Max, x.Max*w.Std*3)
 	}
+	if b != nil && b.Spike {
+		// one output column carries the bias's extreme element
+		o.Max = math.Max(o.Max, b.Max+(o.Max-o.Mean))
+	}
 	flagsMat(o, x, w)
 	if b != nil {
 		flagsAdd(o, o, b, false)

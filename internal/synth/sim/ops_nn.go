@@ -321,7 +321,7 @@ func (r *rk) pad(s *mw.Site, x *tensor, front int) *tensor {
 
 func (r *rk) crossEntropy(s *mw.Site, logits, labels *tensor) *tensor {
 	v := float64(lastDim(logits))
-	base := math.Log(v) * math.Max(0.35, 1-0.04*float64(r.step))
+	base := math.Log(v) * math.Max(0.35, 1-0.04*float64(r.step)) * r.lossSpike()
 	loss := scalar(mw.DTFloat32, base+0.05*r.g.n())
 	loss.NaN = logits.NaN || logits.PInf || logits.NInf
 	settle(loss, logits)

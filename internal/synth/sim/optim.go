@@ -158,6 +158,7 @@ func (r *rk) optimizer(gs *gradSet) {
 			r.adam(p, g, pg)
 		}
 	}
+	r.gainSteps()
 }
 
 func (r *rk) sgd(p *param, g *tensor, pg *gen) {
@@ -166,6 +167,7 @@ func (r *rk) sgd(p *param, g *tensor, pg *gen) {
 	o.Max += d * pg.in(0.2, 1)
 	o.Min -= d * pg.in(0.2, 1)
 	o.Mean -= sgdLR * g.Mean
+	r.sharpStep(p, o)
 	o.NaN, o.PInf, o.NInf = false, false, false
 	step := g.clone()
 	step.Max, step.Min = -sgdLR*g.Min, -sgdLR*g.Max
@@ -255,11 +257,13 @@ func (r *rk) adam(p *param, g *tensor, pg *gen) {
 	r.optOp(&opSpec{prefix: "Tensor", api: "add_", site: sAdamDenom, in: []arg{den, mw.Float(p.eps)}, out: args(den2)})
 	// param.addcdiv_(exp_avg, denom, value=-step_size)
 	bc1 := 1 - math.Pow(adamBeta1, float64(p.steps))
-	stepSize := adamLR / bc1
 	o := p.t.clone()
 	o.NaN, o.PInf, o.NInf = p.t.NaN, p.t.PInf, p.t.NInf
-	o.Max += adamLR * pg.in(0.3, 1.2)
+	lr, up := r.adamRate(p, pg)
+	stepSize := lr / bc1
+	o.Max += up
 	o.Min -= adamLR * pg.in(0.3, 1.2)
+	o.Spike = o.Spike || p.drift > 0
 	o.Mean -= adamLR * math.Tanh(m2.Mean*1e3) * 0.1
 	o.Norm *= 1 + 1e-5*pg.n()
 	upNaN := m2.NaN || den2.NaN || (m2.Zero && den2.Zero) || ((m2.PInf || m2.NInf) && den2.PInf)

@@ -12,6 +12,7 @@ import (
 // maskInfo is the causal mask of eager attention.
 type maskInfo struct {
 	add  *tensor // additive -inf mask
+	bias *tensor // additive -1e4 mask
 	bool *tensor // boolean mask for masked_fill / the fused kernel
 }
 
@@ -155,6 +156,9 @@ func (r *rk) embed(tokens *tensor) *tensor {
 		h = r.embedding(sEmbeddingF, tokens, w.t)
 	}
 	r.exit(h)
+	if r.w.has(spec.HalfTraps) {
+		h = r.timeFeature(h)
+	}
 	if mp.feat != nil {
 		feats := r.g.positive([]int{d.B, d.S, 8}, mw.DTFloat32, 0.5+0.01*r.g.u(), 1.25, 2-0.01*r.g.u())
 		if r.faultOn(spec.LogNegative) {
@@ -166,8 +170,13 @@ func (r *rk) embed(tokens *tensor) *tensor {
 				feats.Zero = true
 			}
 		}
-		lf := r.log(sFeatLog, feats)
-		proj := r.callLinear(mp.feat, sFeatCall, r.castTo(lf, d.dt))
+		var proj *tensor
+		if mp.scale != nil {
+			proj = r.callLinear(mp.feat, sFeatCall, r.scaledFeatures(feats, mp.scale))
+		} else {
+			lf := r.log(sFeatLog, feats)
+			proj = r.callLinear(mp.feat, sFeatCall, r.castTo(lf, d.dt))
+		}
 		h = r.add(sFeatCall, h, proj, false)
 	}
 	return h
@@ -193,6 +202,10 @@ func (r *rk) buildMask(tokens *tensor) *maskInfo {
 		return nil
 	}
 	mk := &maskInfo{}
+	if s.Mask == "bias" {
+		mk.bias = r.maskBias(d.S, d.dt)
+		return mk
+	}
 	if s.Mask == "add" {
 		f := r.full(sMaskFull, d.S, d.dt)
 		mk.add = r.triu(sMaskTriu, f)
@@ -269,6 +282,8 @@ func (r *rk) layer(lm *layerMods, h *tensor, mk *maskInfo) *tensor {
 	if mk != nil {
 		if mk.add != nil {
 			maskArg = mk.add
+		} else if mk.bias != nil {
+			maskArg = mk.bias
 		} else {
 			maskArg = mk.bool
 		}
@@ -386,7 +401,9 @@ func (r *rk) attention(lm *layerMods, x *tensor, mk *maskInfo, maskArg arg) *ten
 			p = r.fusedSoftmax(sc, mk.bool, scale)
 		} else {
 			sc = r.scale(sScores, sc, scale)
-			if mk.add != nil {
+			if mk.bias != nil {
+				sc = r.addMaskBias(sMaskAdd, sc, mk.bias)
+			} else if mk.add != nil {
 				sc = r.add(sMaskAdd, sc, mk.add, false)
 			} else {
 				sc = r.maskedFill(sMaskFill, sc, mk.bool)
@@ -443,11 +460,17 @@ func (r *rk) hookGrad(p *param, g *tensor) {
 			g.Max = math.Max(g.Max, r.faultValue(21000))
 			g.Spike = true
 		}
+	case p.sharp != 0:
+		sharpGrad(p, g)
 	case r.faultOn(spec.ScaledGradOverflow):
 		for _, lm := range r.st.model.layers {
 			if lm.idx == f.Layer && lm.fc1 != nil && lm.fc1.params[0] == p {
 				// an outlier record: the scaled gradient leaves float16's range
 				v := r.faultValue(2e5)
+				if f.Growth > 0 {
+					// a shard sorted by the outlier's magnitude
+					v *= math.Pow(f.Growth, float64(r.step-f.Step)) * r.st.scale / initialLossScale
+				}
 				g.Max, g.Min = math.Max(g.Max, v), math.Min(g.Min, -v)
 			}
 		}

@@ -21,6 +21,9 @@ type tensor struct {
 	// Spike: the extreme value sits at the same element on every rank
 	// (so a sum over ranks adds the extremes).
 	Spike bool
+	// SpikeLow: the smallest value too sits at the same element on every
+	// rank.
+	SpikeLow bool
 	// Legit: the non-finite values are legitimate (masks, garbage in
 	// buffers about to be overwritten).
 	Legit bool

@@ -96,13 +96,60 @@ const (
 	// LegitMasks is a clean run whose causal -inf masks (Torch.full,
 	// Torch.triu, Tensor.__add__) appear in every layer of every step.
 	LegitMasks
+	// GainRunaway: the raw input features (as LogNegative's, positive,
+	// at most 2) are multiplied by a learnable per-feature scale
+	// (initialised at 1), normalised by F.layer_norm without affine
+	// parameters and projected into the hidden states. The scale's
+	// decoupled weight decay has the wrong sign: from Fault.Step on,
+	// every optimizer step multiplies it by Fault.Value (default 1.35,
+	// below 2 so that the product overflows before the scale does) with
+	// a hooked Tensor.mul_. The product Tensor.__mul__ climbs by that
+	// factor a step until it overflows the model dtype. The normalisation
+	// keeps everything after it, gradients included, in range. It happens
+	// on every rank: the scale is replicated.
+	GainRunaway
+	// ExpDrift: the hand-written gating softmax of ExpOverflow in
+	// Fault.Layer, whose gate bias is in an Adam parameter group with a
+	// learning rate of Fault.Value (default 0.8), far too high: from
+	// Fault.Step on, the gradient of one gate's bias keeps its sign, so
+	// Adam's normalised step moves it by about the learning rate every
+	// step. The gate logit rises linearly until Torch.exp overflows the
+	// model dtype (past ln(65504) = 11.09 in float16). Every rank.
+	ExpDrift
+	// SharpGradient: float16 SGD (it sets Spec.DType and Spec.Optimizer)
+	// past the edge of stability along the sharpest direction of the head
+	// bias: each step multiplies the bias's deviation along that direction
+	// by -Fault.Value (1 - lr*curvature, default -2.2), and with it the
+	// gradient's pair of opposite spikes, identical on every replica. The
+	// float16 Distributed.all_reduce of the gradients overflows when their
+	// sum passes 65504 while every input is finite. Every rank.
+	SharpGradient
+	// WarmupSpike is a clean run that climbs without heading anywhere:
+	// the feature scale of GainRunaway, initialised at 0.25, moves
+	// towards 1 under a learning rate that warms up over four steps
+	// (it rises for a few steps, then flattens), and the batch of
+	// Fault.Step holds mislabelled records: the loss spikes threefold and
+	// recovers at the next step.
+	WarmupSpike
+	// HalfTraps is a clean float16 run with every large value that is not
+	// heading for an overflow: an additive causal mask bias of -1e4
+	// (Torch.full, Torch.triu, Tensor.__add__ in eager attention), an
+	// unnormalised float16 input feature of about 30000 that jitters by
+	// 2 % from step to step without growing, and a Torch.full of 65504
+	// (float16's max, on purpose: a cap for that feature) whose Norm is
+	// +Inf in float16 while every element is finite.
+	HalfTraps
 )
+
+// LastKind is the last fault kind.
+const LastKind = HalfTraps
 
 var faultNames = [...]string{"", "log-negative", "exp-overflow", "sqrt-zero-backward",
 	"custom-attention-backward", "cast-overflow", "masked-softmax-nan", "optimizer-nan",
 	"uncaptured", "allreduce-overflow", "sendrecv-carrier", "alltoall-carrier",
 	"grad-kernel-nan", "reducer-zero-count", "scaled-grad-overflow",
-	"garbage-buffers", "legit-masks"}
+	"garbage-buffers", "legit-masks", "gain-runaway", "exp-drift", "sharp-gradient",
+	"warmup-spike", "half-traps"}
 
 func (k FaultKind) String() string {
 	if k > 0 && int(k) < len(faultNames) {
@@ -114,11 +161,18 @@ func (k FaultKind) String() string {
 // EveryRank reports a kind that happens on every rank (Fault.Ranks empty)
 // or, for AllReduceOverflow, on every rank of Fault.Ranks.
 func (k FaultKind) EveryRank() bool {
-	return k == OptimizerNaN || k == AllReduceOverflow || k == ReducerZeroCount
+	return k == OptimizerNaN || k == AllReduceOverflow || k == ReducerZeroCount || k.Drifts()
 }
 
+// Drifts reports the kinds whose anomaly is the end of a climb: a
+// statistic heads for its dtype's limit step after step before it
+// overflows (their Truth.Ahead is read off the dump).
+func (k FaultKind) Drifts() bool { return k == GainRunaway || k == ExpDrift || k == SharpGradient }
+
 // Clean reports whether the kind describes a run without a real anomaly.
-func (k FaultKind) Clean() bool { return k == GarbageBuffers || k == LegitMasks }
+func (k FaultKind) Clean() bool {
+	return k == GarbageBuffers || k == LegitMasks || k == WarmupSpike || k == HalfTraps
+}
 
 // Fault is the event injected into the simulation.
 type Fault struct {
@@ -142,7 +196,19 @@ type Fault struct {
 	// Repeat makes the event happen again at every step after Step (a
 	// bad shard read every step), for the kinds that come from the data.
 	Repeat bool
+	// Growth > 0 makes the event of ScaledGradOverflow come from a shard
+	// sorted by the outlier's magnitude: from Step on (Repeat implied)
+	// each step's outlier record is Growth times the last one, and the
+	// scaled gradient it makes is Value times Growth^(step-Step) times the
+	// loss scale of the step over the initial one.
+	Growth float64
 }
 
+// Climbs reports a fault whose anomaly is the end of a climb towards a
+// dtype's limit: a kind that drifts, or an event that grows.
+func (f *Fault) Climbs() bool { return f.Kind.Drifts() || f.Growth > 0 }
+
 // At reports whether the event happens At step.
-func (f *Fault) At(step int) bool { return step == f.Step || (f.Repeat && step > f.Step) }
+func (f *Fault) At(step int) bool {
+	return step == f.Step || ((f.Repeat || f.Growth > 0) && step > f.Step)
+}

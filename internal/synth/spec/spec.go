@@ -147,7 +147,8 @@ type Spec struct {
 	Attention string
 	// Mask is the causal mask of eager attention: "masked_fill" (default,
 	// Tensor.masked_fill with a -inf float) or "add" (a Torch.full(-inf) +
-	// Torch.triu mask added with Tensor.__add__).
+	// Torch.triu mask added with Tensor.__add__) or "bias" (the same
+	// with -1e4 instead of -inf, as float16 code often writes it).
 	Mask string
 	// Experts is the total number of experts (MoE, default 2*EP); TopK the
 	// experts per token (default 2).
@@ -370,7 +371,7 @@ func (n *Spec) normalizeOptions() error {
 // features its kind needs.
 func (n *Spec) normalizeFault() error {
 	if f := n.Fault; f != nil {
-		if f.Kind < LogNegative || f.Kind > LegitMasks {
+		if f.Kind < LogNegative || f.Kind > LastKind {
 			return fmt.Errorf("synth: unknown fault kind %d", int(f.Kind))
 		}
 		if f.Layer < 0 || f.Layer >= n.Layers {
@@ -485,6 +486,13 @@ func (n *Spec) applyFault(f *Fault) error {
 	case LegitMasks:
 		n.Attention = "eager"
 		n.Mask = "add"
+	case SharpGradient:
+		n.DType, n.Optimizer = "float16", "sgd"
+	case HalfTraps:
+		n.DType, n.Attention, n.Mask = "float16", "eager", "bias"
+	}
+	if f.Growth < 0 || (f.Growth > 0 && f.Kind != ScaledGradOverflow) {
+		return fmt.Errorf("synth: growth %v: only a scaled-grad-overflow grows", f.Growth)
 	}
 	return nil
 }

@@ -23,6 +23,13 @@
 // and Truth.Notes say what the simulation did (truthnotes.go, from the
 // Births every rank recorded).
 //
+// A run whose fault is a climb (spec.Fault.Climbs) also has the warning
+// that was due before its first non-finite value (Truth.Ahead, ahead.go):
+// read back from the dump.json files written, the statistic of the origin
+// entry that crosses the limit of its dtype, at every dumped step before,
+// when it rose by 5 % a step over the last four and was within a factor
+// 64 of the limit (an exp's input: half of it) two steps before.
+//
 // An overflowing collective is its own origin on every participant (one
 // event, not a tie, unless it overflows in several groups); an origin
 // missing from the dump is reported as the first entry that shows the

@@ -69,6 +69,11 @@ type Truth struct {
 	// skipped).
 	Recovered []Recovered `json:"recovered"`
 	Notes     []string    `json:"notes"`
+	// Ahead are the warnings due before the first non-finite value: a
+	// statistic of the origin that climbed towards its dtype's limit in
+	// the dumped steps before Step (see ReadAhead). Empty when none is
+	// due, and in every run without an anomaly.
+	Ahead []Ahead `json:"ahead"`
 }
 
 // Recovered is an anomaly that did not last to the next dumped step.
@@ -125,7 +130,7 @@ func (t *Walk) Truth(ranks []RankRun) *Truth {
 
 // truth reads the Truth off the walk over the dumped steps.
 func (w *reading) truth() *Truth {
-	t := &Truth{Name: w.spec.Name, Ranks: []int{}, Recovered: []Recovered{}, Notes: []string{}}
+	t := &Truth{Name: w.spec.Name, Ranks: []int{}, Recovered: []Recovered{}, Notes: []string{}, Ahead: []Ahead{}}
 	walk := w.walk
 	t.Recovered = append(t.Recovered, walk.recovered...)
 	for _, r := range walk.recovered {

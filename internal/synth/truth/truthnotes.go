@@ -22,8 +22,16 @@ func (w *reading) cleanNotes() []string {
 	if f != nil && f.Kind == spec.GarbageBuffers {
 		n = append(n, "receive buffers on the input side of collectives and Torch.empty outputs hold uninitialised memory (NaN/Inf garbage included); the collectives overwrite them")
 	}
+	switch {
+	case f != nil && f.Kind == spec.WarmupSpike:
+		n = append(n, fmt.Sprintf("the learnable scale of the input features rises towards 1 while its learning rate warms up, then flattens far from any limit; the loss spikes at step %d (mislabelled records) and recovers at the next step", f.Step))
+	case f != nil && f.Kind == spec.HalfTraps:
+		n = append(n, "an unnormalised float16 input feature of about 30000 jitters by 2 % without growing; Torch.full_like of 65504 (float16's max, a cap on purpose) has a float16 Norm of +Inf while its elements are finite")
+	}
 	if w.spec.Attention == "eager" {
-		if w.spec.Mask == "add" {
+		if w.spec.Mask == "bias" {
+			n = append(n, "every layer adds a float16 causal mask bias of -1e4 built each step by Torch.full and Torch.triu: finite, large and legitimate")
+		} else if w.spec.Mask == "add" {
 			n = append(n, "every layer adds a causal mask built each step by Torch.full(-inf) and Torch.triu: -Infinity in Min is legitimate")
 		} else {
 			n = append(n, "every layer fills the causal mask with Tensor.masked_fill(-inf): -Infinity in Min is legitimate")
@@ -63,6 +71,16 @@ func (w *reading) notes(t *Truth) []string {
 			n = append(n, "the float16 head-bias gradients are finite on every rank but their spikes sit at the same element; the sum in Distributed.all_reduce overflows float16 on every participant")
 		case spec.SendRecvCarrier:
 			n = append(n, fmt.Sprintf("Torch.exp overflows in layer %d on rank(s) %s; the NaN activation reaches the next pipeline stage through Distributed.send/recv", f.Layer, rankList(f.Ranks)))
+		case spec.GainRunaway:
+			n = append(n, fmt.Sprintf("the LayerScale gain of layer %d is multiplied at every step from step %d by its weight decay of the wrong sign (Tensor.mul_); the product of the fc2 output and the gain climbs until it overflows", f.Layer, f.Step))
+		case spec.ExpDrift:
+			n = append(n, fmt.Sprintf("the gate bias of layer %d is in an Adam group with a learning rate far too high: from step %d the gate logit rises by about the learning rate a step until Torch.exp overflows", f.Layer, f.Step))
+		case spec.SharpGradient:
+			n = append(n, "float16 SGD past the edge of stability: the head bias's deviation along the sharpest direction, and its gradient, grow by the same factor every step on every replica until the float16 Distributed.all_reduce of the gradients overflows")
+		case spec.ScaledGradOverflow:
+			if f.Growth > 0 {
+				n = append(n, fmt.Sprintf("from step %d rank(s) %s read a shard sorted by an outlier's magnitude: the scaled gradient of the fc1 weight of layer %d grows %gx a step until Tensor.half overflows; every later step overflows again and the loss scaler halves the scale each time", f.Step, rankList(f.Ranks), f.Layer, f.Growth))
+			}
 		case spec.AllToAllCarrier:
 			n = append(n, fmt.Sprintf("ranks %s zero the hidden states of padding tokens in layer %d; the router sends them to expert 0, whose eps-less RMSNorm computes rsqrt(0) = +Inf and 0*Inf = NaN; the combine all_to_all_single returns the NaN rows to the ranks owning the tokens", rankList(f.Ranks), f.Layer))
 		}
