@@ -37,13 +37,14 @@ func (v Value) Watched() bool {
 
 // Observe appends the values of an entry (read with details) that can head
 // for a limit: Max and Min of its floating tensors, and the input Max of a
-// forward call of the exp family. Only finite numbers count.
-func Observe(e *dump.Entry, out []Value) []Value {
+// forward call of the exp family. Only finite numbers of the tensors
+// counts accepts count (policy.Matcher.AheadCounts).
+func Observe(e *dump.Entry, counts func(*dump.Tensor) bool, out []Value) []Value {
 	if lim, why, ok := policy.ExpLimit(e.Name, resultDtype(e)); ok {
 		for i := range e.Tensors {
 			t := &e.Tensors[i]
 			if t.Field == dump.InputArgs && t.Arg == 0 {
-				if finite(t.Max) {
+				if finite(t.Max) && counts(t) {
 					out = append(out, Value{Key: Key{e.Name, slotName(t), "max"}, Dtype: t.Dtype, Value: t.Max.Value, Limit: lim, LimitReason: why, Linear: true})
 				}
 				break
@@ -53,7 +54,7 @@ func Observe(e *dump.Entry, out []Value) []Value {
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		m, ok := policy.DtypeMax(t.Dtype)
-		if !ok || t.Field == dump.FieldOther {
+		if !ok || t.Field == dump.FieldOther || !counts(t) {
 			continue
 		}
 		for _, s := range []struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/nonfinite"
 )
 
 // The rule for a statistic heading for overflow (README "Heading for
@@ -123,4 +124,46 @@ func AheadSearchRules() AheadSearch {
 		s.ExpAPIs = append(s.ExpAPIs, api)
 	}
 	return s
+}
+
+// AheadCounts returns the test of which tensors of an entry carry values
+// of the call's own that the rule set judges: not a slot a rule takes
+// every value of (uninitialised memory, a buffer the op overwrites), and
+// for a collective only its send slots on the input side (none for one
+// that sends from its root only, whose input elsewhere is a receive
+// buffer) and its receive slots on the output side; nothing of a batch of
+// point-to-point calls or of a call without tensors.
+func (m *Matcher) AheadCounts(e *dump.Entry) func(t *dump.Tensor) bool {
+	n := dump.ParseName(e.Name)
+	var all []*Rule
+	for _, r := range m.ForOp(n.Op()) {
+		if r.Classes() == nonfinite.NaN|nonfinite.Inf {
+			all = append(all, r)
+		}
+	}
+	coll := IsCollective(e.Name)
+	spec := Collective(n.CollectiveAPI())
+	return func(t *dump.Tensor) bool {
+		for _, r := range all {
+			if r.Matches(t.Field, t.Arg, t.Key) {
+				return false
+			}
+		}
+		if !coll {
+			return true
+		}
+		switch {
+		case spec.Batch || spec.NoTensors:
+			return false
+		case spec.Unknown:
+			return t.Field == dump.InputArgs || t.Field == dump.InputKwargs || t.Field == dump.Output
+		}
+		switch t.Field {
+		case dump.InputArgs, dump.InputKwargs:
+			return !spec.RootSends && spec.IsSendInput(t.Field == dump.InputKwargs, t.Arg, t.Key)
+		case dump.Output:
+			return spec.IsReceiveOutput(t.Arg, e.NumArgs, e.Kwargs)
+		}
+		return false
+	}
 }

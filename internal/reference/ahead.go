@@ -66,10 +66,16 @@ func aheadValues(entries []jsonoracle.Member) []aheadValue {
 			fields = []jsonoracle.Member{{Name: "parameters_grad", Value: m.Value}}
 		}
 		var tensors []aheadTensor
+		np := parseName(m.Name)
+		args := argsOf(m.Value)
 		for _, f := range fields {
 			switch f.Name {
 			case "input_args", "input_kwargs", "input", "output", "parameters", "parameters_grad":
-				tensors = collectTensors(f.Name, f.Value, tensors)
+				for _, t := range collectTensors(f.Name, f.Value, nil) {
+					if aheadCounts(np, args, t.path) {
+						tensors = append(tensors, t)
+					}
+				}
 			}
 		}
 		out = append(out, expValues(m.Name, tensors)...)
@@ -293,4 +299,46 @@ func aheadOf(step int, files map[int]map[int]string) []Ahead {
 		return a.Op+"\x00"+a.Tensor+"\x00"+a.Stat < b.Op+"\x00"+b.Tensor+"\x00"+b.Stat
 	})
 	return out
+}
+
+// aheadCounts reports whether a tensor at path (field.slot…) carries a
+// value the rules judge as the call's own (README 12, from §2 and §3):
+// not the outputs of a creation op, the first input of an op that
+// overwrites it or an out= buffer; for a collective, only a send slot on
+// the input side (none when only its root sends) and a receive slot on
+// the output side; nothing of a batch of point-to-point calls or a call
+// without tensors.
+func aheadCounts(np nameParts, args argList, path string) bool {
+	parts := strings.Split(path, ".")
+	field, pos, kw := parts[0], -1, ""
+	if len(parts) > 1 {
+		if n, err := strconv.Atoi(parts[1]); err == nil && field != "input_kwargs" && field != "parameters" && field != "parameters_grad" {
+			pos = n
+		} else {
+			kw = parts[1]
+		}
+	}
+	switch {
+	case field == "output" && matchesAny(emptyOps, np.op):
+		return false
+	case pos == 0 && (field == "input_args" || field == "input") && matchesAny(destinationOps, np.op):
+		return false
+	case field == "input_kwargs" && kw == "out":
+		return false
+	case !np.collective:
+		return true
+	}
+	spec, known := specOf(np.api)
+	switch {
+	case !known:
+		return field == "input_args" || field == "input_kwargs" || field == "output"
+	case spec.inert || spec.batch:
+		return false
+	case field == "input_args" || field == "input_kwargs":
+		return spec.hasSend && !spec.sendRootOnly && spec.send.matches(pos, kw)
+	case field == "output":
+		p, k := args.outputSlot(pos)
+		return spec.hasRecv && spec.recv.matches(p, k)
+	}
+	return false
 }

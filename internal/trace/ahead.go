@@ -39,7 +39,7 @@ func aheadStep(v *verdict.Verdict, dirs []dump.RankDir) (int, bool) {
 // holds close to their limit (found by bytesearch.FindAhead, then parsed
 // entry by entry) and the same calls' values at the dumped steps before.
 // A file it cannot read gives a warning, never a changed verdict.
-func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, jobs int) ([]verdict.Ahead, []verdict.Warning) {
+func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, pol *policy.Policy, jobs int) ([]verdict.Ahead, []verdict.Warning) {
 	step, ok := aheadStep(v, dirs)
 	if !ok {
 		return []verdict.Ahead{}, nil
@@ -69,7 +69,7 @@ func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, job
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := rankAhead(ctx, r, rd)
+			s, err := rankAhead(ctx, r, rd, pol.Matcher())
 			results[i].series = s
 			if err != nil && ctx.Err() == nil {
 				results[i].warn = []verdict.Warning{{File: rd[len(rd)-1].Dump, Message: "not searched for values heading for overflow: " + err.Error()}}
@@ -115,9 +115,9 @@ func aheadSite(rd dump.RankDir, op string) ahead.Site {
 
 // rankAhead is one rank's series: rd are its files up to the step judged,
 // oldest first.
-func rankAhead(ctx context.Context, rank int, rd []dump.RankDir) ([]ahead.Series, error) {
+func rankAhead(ctx context.Context, rank int, rd []dump.RankDir, m *policy.Matcher) ([]ahead.Series, error) {
 	last := rd[len(rd)-1]
-	vals, err := watchedValues(ctx, last.Dump)
+	vals, err := watchedValues(ctx, last.Dump, m)
 	if err != nil || len(vals) == 0 {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func rankAhead(ctx context.Context, rank int, rd []dump.RankDir) ([]ahead.Series
 	values := map[int][]ahead.Value{last.Step: vals}
 	steps := []int{last.Step}
 	for i := len(rd) - 2; i >= 0 && len(steps) < policy.AheadShown; i-- {
-		got, err := valuesOf(ctx, rd[i].Dump, want)
+		got, err := valuesOf(ctx, rd[i].Dump, want, m)
 		if err != nil {
 			break // the series starts after a file it cannot read
 		}
@@ -142,7 +142,7 @@ func rankAhead(ctx context.Context, rank int, rd []dump.RankDir) ([]ahead.Series
 // watchedValues are the values of a file close enough to their limits to
 // be watched: the entries that hold a large Max or Min, or are calls of
 // the exp family, are found by the byte search and parsed one by one.
-func watchedValues(ctx context.Context, file string) ([]ahead.Value, error) {
+func watchedValues(ctx context.Context, file string, m *policy.Matcher) ([]ahead.Value, error) {
 	starts, lost, size, err := aheadEntries(ctx, file)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func watchedValues(ctx context.Context, file string) ([]ahead.Value, error) {
 		if err != nil {
 			return nil, fmt.Errorf("entry at byte %d: %w", at, err)
 		}
-		for _, v := range ahead.Observe(e, nil) {
+		for _, v := range ahead.Observe(e, m.AheadCounts(e), nil) {
 			if v.Watched() {
 				out = append(out, v)
 			}
@@ -313,7 +313,7 @@ func entriesHolding(file string, offsets []int64) ([][2]int64, error) {
 
 // valuesOf are the values of the entries named in want, from one pass of
 // the reader that parses only those.
-func valuesOf(ctx context.Context, file string, want map[string]bool) ([]ahead.Value, error) {
+func valuesOf(ctx context.Context, file string, want map[string]bool, m *policy.Matcher) ([]ahead.Value, error) {
 	f, err := safeio.Open(file)
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func valuesOf(ctx context.Context, file string, want map[string]bool) ([]ahead.V
 			return nil, err
 		}
 		if e := rd.Entry(); !e.Skipped {
-			out = ahead.Observe(e, out)
+			out = ahead.Observe(e, m.AheadCounts(e), out)
 		}
 	}
 	if err := rd.Err(); err != nil {

@@ -128,7 +128,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	if len(opt.Summaries) == 0 {
 		// a join has the summaries, not the files
 		var warns []verdict.Warning
-		v.Ahead, warns = findAhead(ctx, v, modeDirs(dirs, best.mode), jobs)
+		v.Ahead, warns = findAhead(ctx, v, modeDirs(dirs, best.mode), pol, jobs)
 		v.Warnings = append(v.Warnings, warns...)
 	}
 	if opt.Timeline && len(opt.Summaries) == 0 && v.Origin != nil {

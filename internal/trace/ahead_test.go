@@ -1,0 +1,82 @@
+package trace
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/synth"
+	"github.com/nanhunt/nanhunt/verdict"
+)
+
+// Every generated scenario whose statistic climbs towards its dtype's
+// limit warns, at the latest two steps before the first non-finite value
+// (the dump cut there), naming the call, tensor and statistic; every other
+// scenario warns about nothing, at the step judged of the whole run and,
+// when it has no anomaly, at every step it could be cut at.
+func TestAheadGenerated(t *testing.T) {
+	climbs := 0
+	for _, sc := range synth.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "dump")
+			truth, err := synth.Generate(sc.Spec, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(truth.Ahead) == 0 {
+				checkSilent(t, dir, truth.Anomaly)
+				return
+			}
+			climbs++
+			for _, due := range truth.Ahead {
+				steps := map[int]bool{}
+				for s := 0; s <= due.WarnBy; s++ {
+					steps[s] = true
+				}
+				v, err := Run(context.Background(), Options{Path: dir, Steps: steps})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(v.Ahead, func(a verdict.Ahead) bool {
+					return a.Op == due.Op && a.Tensor == due.Tensor && a.Stat == due.Stat && a.Step == due.WarnBy && slices.Contains(a.Ranks, due.Ranks[0])
+				}) {
+					t.Errorf("cut at step %d: no warning about %s %s %s on rank %d in %+v", due.WarnBy, due.Op, due.Tensor, due.Stat, due.Ranks[0], v.Ahead)
+				}
+			}
+		})
+	}
+	if climbs < 4 {
+		t.Errorf("%d scenarios climb towards a limit, want at least 4", climbs)
+	}
+}
+
+// checkSilent holds a run without a warning due to none.
+func checkSilent(t *testing.T, dir string, anomaly bool) {
+	t.Helper()
+	v, err := Run(context.Background(), Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Ahead) > 0 {
+		t.Errorf("false warnings: %+v", v.Ahead)
+	}
+	if anomaly {
+		return
+	}
+	for _, st := range v.Steps {
+		cut := map[int]bool{}
+		for _, s := range v.Steps {
+			if s.Step <= st.Step {
+				cut[s.Step] = true
+			}
+		}
+		c, err := Run(context.Background(), Options{Path: dir, Steps: cut})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range c.Ahead {
+			t.Errorf("cut at step %d: false warning %s", st.Step, a.Text)
+		}
+	}
+}
