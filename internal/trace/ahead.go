@@ -208,7 +208,7 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 	buf := make([]byte, aheadWindow+2*aheadEdge)
 	var finds bytesearch.AheadFinds
 	var entryLine []byte
-	base, kept := int64(0), 0 // file offset of buf[0]; bytes carried in front
+	base, kept := int64(0), 0          // file offset of buf[0]; bytes carried in front
 	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
 	for {
 		if err := ctx.Err(); err != nil {
