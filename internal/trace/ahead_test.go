@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nanhunt/nanhunt/internal/realruns"
 	"github.com/nanhunt/nanhunt/internal/synth"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -79,4 +80,41 @@ func checkSilent(t *testing.T, dir string, anomaly bool) {
 			t.Errorf("cut at step %d: false warning %s", st.Step, a.Text)
 		}
 	}
+}
+
+// No false warning on real data: a clean real dump warns about nothing,
+// and a real run with an anomaly warns only about the call that went on to
+// overflow (its origin), at every level it was dumped at.
+func TestAheadRealNoFalseWarnings(t *testing.T) {
+	var paths []string
+	for _, name := range []string{"gpu-resnet50-mix-2steps", "megatron-npu-mix-v1stack", "mindspore-megatron-mix", "mix-no-framework-key"} {
+		paths = append(paths, filepath.Join(fixtures(t), "msprobe-real", name))
+	}
+	for _, sc := range []string{"bwd-sqrt-zero-rank2-step5", "fwd-log-neg-rank2-step5"} {
+		for _, level := range []string{"L1", "mix"} {
+			paths = append(paths, filepath.Join(fixtures(t), "msprobe-generated", sc, level))
+		}
+	}
+	for _, name := range realruns.Scenarios() {
+		for _, level := range realruns.Truth(t, name).Levels {
+			paths = append(paths, filepath.Join(realruns.Dir(t, name), level))
+		}
+	}
+	warned := 0
+	for _, p := range paths {
+		v, err := Run(context.Background(), Options{Path: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range v.Ahead {
+			if v.Origin == nil || a.Op != v.Origin.Op {
+				t.Errorf("%s: false warning %s", p, a.Text)
+			}
+			warned++
+		}
+	}
+	if len(paths) < 20 {
+		t.Errorf("%d real dumps, want every fixture and real run", len(paths))
+	}
+	t.Logf("%d real dumps, %d true warnings", len(paths), warned)
 }
