@@ -110,6 +110,17 @@ func Markdown(w io.Writer, v *verdict.Verdict) error {
 	}
 	m.recovered(v)
 	m.table(v)
+	if len(v.Ahead) > 0 {
+		m.f("**Heading for overflow**\n\n")
+		for i, a := range v.Ahead {
+			if i == maxAhead {
+				m.f("- … %d more\n", len(v.Ahead)-i)
+				break
+			}
+			m.f("- %s\n", m.inline(a.Text))
+		}
+		m.f("\n")
+	}
 	if e := v.Evidence; e != nil {
 		m.f("**Evidence**\n\n")
 		for _, l := range EvidenceLines(v) {

@@ -147,6 +147,7 @@ func SkillOf(v *verdict.Verdict) SkillOutput {
 		default:
 			out.Notes = append(out.Notes, "no NaN/Inf in any step and rank expected: every one was read whole")
 		}
+		out.Notes = append(out.Notes, aheadNotes(v)...)
 		return out
 	}
 	step := o.Step
@@ -154,7 +155,20 @@ func SkillOf(v *verdict.Verdict) SkillOutput {
 	out.CrossRank = crossRank(v)
 	rank, index := originRank(v)
 	out.SingleRank = &SingleRankTrace{Rank: rank, FirstAnomaly: firstAnomaly(o, index)}
-	out.Notes = skillNotes(v, rank)
+	out.Notes = append(skillNotes(v, rank), aheadNotes(v)...)
+	return out
+}
+
+// aheadNotes are the warnings before the NaN, one note each.
+func aheadNotes(v *verdict.Verdict) []string {
+	var out []string
+	for i, a := range v.Ahead {
+		if i == maxAhead {
+			out = append(out, fmt.Sprintf("heading for overflow: %d more (see nanhunt trace --format json)", len(v.Ahead)-i))
+			break
+		}
+		out = append(out, "heading for overflow: "+a.Text)
+	}
 	return out
 }
 
