@@ -211,3 +211,21 @@ func TestHTMLChartLibrary(t *testing.T) {
 		t.Errorf("the chart library is %d KiB; the README's build is about 480 KiB", len(echartsJS)>>10)
 	}
 }
+
+// A clean verdict with warnings before the NaN shows them in a section of
+// their own, linked from the navigation; one without shows none.
+func TestHTMLAhead(t *testing.T) {
+	v := readVerdict(t, "verdict_resnet-clean.json")
+	if strings.Contains(render(t, v, Options{}), `id="ahead"`) {
+		t.Errorf("a verdict without warnings has the section")
+	}
+	v.Ahead = []verdict.Ahead{{Source: "dump", Op: "Torch.exp.1.forward", Ranks: []int{0, 3}, Tensor: "input_args.0", Stat: "max",
+		Limit: 11.09, LimitReason: "exp stores its result in float16", Step: 5, Series: []verdict.Point{{Step: 3, Value: 4.4}, {Step: 4, Value: 5.5}, {Step: 5, Value: 10.7}},
+		Growth: 3.15, Linear: true, StepsLeft: 0.12}}
+	page := render(t, v, Options{})
+	for _, want := range []string{`id="ahead"`, `href="#ahead"`, "<code>Torch.exp.1.forward</code>", "ranks 0,3", "4.4 → 5.5 → 10.7 (steps 3-5)", "within the next step"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
