@@ -143,7 +143,24 @@ func rankAhead(ctx context.Context, rank int, rd []dump.RankDir, m *policy.Match
 // be watched: the entries that hold a large Max or Min, or are calls of
 // the exp family, are found by the byte search and parsed one by one.
 func watchedValues(ctx context.Context, file string, m *policy.Matcher) ([]ahead.Value, error) {
-	starts, lost, size, err := aheadEntries(ctx, file)
+	x := entryat.New(dump.ReaderOptions{Details: true})
+	var out []ahead.Value
+	observe := func(e *dump.Entry) {
+		for _, v := range ahead.Observe(e, m.AheadCounts(e), nil) {
+			if v.Watched() {
+				out = append(out, v)
+			}
+		}
+	}
+	parse := func(at int64, raw []byte) error {
+		e, err := x.Parse(raw, at)
+		if err != nil {
+			return fmt.Errorf("entry at byte %d: %w", at, err)
+		}
+		observe(e)
+		return nil
+	}
+	starts, lost, size, err := aheadEntries(ctx, file, parse)
 	if err != nil {
 		return nil, err
 	}
@@ -160,26 +177,20 @@ func watchedValues(ctx context.Context, file string, m *policy.Matcher) ([]ahead
 		starts = slices.Compact(starts)
 	}
 	if len(starts) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	f, err := safeio.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	x := entryat.New(dump.ReaderOptions{Details: true})
-	var out []ahead.Value
 	for _, at := range starts {
 		// the entry is the first of what follows: only it is parsed
 		e, err := x.Read(f, at, size)
 		if err != nil {
 			return nil, fmt.Errorf("entry at byte %d: %w", at, err)
 		}
-		for _, v := range ahead.Observe(e, m.AheadCounts(e), nil) {
-			if v.Watched() {
-				out = append(out, v)
-			}
-		}
+		observe(e)
 	}
 	return out, nil
 }
@@ -193,11 +204,13 @@ const (
 )
 
 // aheadEntries searches a file window by window (bytesearch.FindAhead)
-// and returns the offsets of the entries (their names' quotes) that hold
-// what it finds, the offsets of the finds whose entry began in an earlier
-// window (lost), and the file's size. A file that is not json.dump(indent)
-// output has every find lost.
-func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size int64, err error) {
+// for the entries (their names' quotes) that hold what it finds. An entry
+// whose bytes lie in the window is handed to parse at once; it returns the
+// offsets of the others (their value ends in a later window), the offsets
+// of the finds whose entry began in an earlier window (lost), and the
+// file's size. A file that is not json.dump(indent) output has every find
+// lost.
+func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []byte) error) (starts, lost []int64, size int64, err error) {
 	f, err := safeio.Open(file)
 	if err != nil {
 		return nil, nil, 0, err
@@ -207,9 +220,10 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 	br := bytesearch.AheadRules{IntDigits: rules.IntDigits, Exponent: rules.Exponent, APIs: rules.ExpAPIs}
 	buf := make([]byte, aheadWindow+2*aheadEdge)
 	var finds bytesearch.AheadFinds
-	var entryLine []byte
+	var entryLine, closeLine []byte
 	base, kept := int64(0), 0          // file offset of buf[0]; bytes carried in front
 	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
+	handled := int64(-1)               // the last entry handed to parse or kept
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, 0, err
@@ -223,6 +237,7 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 		if base == 0 {
 			if indent := bytesearch.DocumentIndent(buf[:n]); indent > 0 {
 				entryLine = bytesearch.EntryLine(nil, indent, '"')
+				closeLine = bytesearch.EntryLine(nil, indent, '}')
 			}
 		}
 		lo, hi := 0, n
@@ -234,9 +249,10 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 		}
 		finds.Numbers, finds.Names = finds.Numbers[:0], finds.Names[:0]
 		bytesearch.FindAhead(buf[:n], br, &finds)
+		var found []int64
 		for _, o := range finds.Names {
 			if o >= lo && o < hi && entryLine != nil && o+1 >= len(entryLine) && string(buf[o+1-len(entryLine):o+1]) == string(entryLine) {
-				starts = append(starts, base+int64(o))
+				found = append(found, base+int64(o))
 			}
 		}
 		for _, o := range finds.Numbers {
@@ -250,10 +266,26 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 			}
 			seen = base + int64(o)
 			if entry >= 0 {
-				starts = append(starts, entry)
+				found = append(found, entry)
 			} else {
 				lost = append(lost, base+int64(o))
 			}
+		}
+		slices.Sort(found)
+		for _, at := range slices.Compact(found) {
+			if at <= handled {
+				continue
+			}
+			handled = at
+			if rel := int(at - base); rel >= 0 && closeLine != nil {
+				if c := bytes.Index(buf[rel:n], closeLine); c >= 0 {
+					if err := parse(at, buf[rel:rel+c+len(closeLine)]); err != nil {
+						return nil, nil, 0, err
+					}
+					continue
+				}
+			}
+			starts = append(starts, at)
 		}
 		if end {
 			size = base + int64(n)
@@ -263,8 +295,7 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 		copy(buf, buf[n-kept:n])
 		base += int64(n - kept)
 	}
-	slices.Sort(starts)
-	return slices.Compact(starts), lost, size, nil
+	return starts, lost, size, nil
 }
 
 // lastIndex is bytes.LastIndex, -1 for an empty needle.
