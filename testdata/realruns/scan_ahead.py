@@ -94,13 +94,14 @@ TRUTH_AHEAD = {
             "at lr 0.4, past the edge of stability of these features (about 0.3). The error oscillates with "
             "a growing amplitude and so does the gradient: Distributed.all_reduce.0.forward output Max "
             "7888, 10024, 23344, 30720 at steps 4-7 (the same on every rank), and at step 8 the sum of four "
-            "finite float16 buckets (each below 30000) overflows to +Inf on every rank (tie, no carrier). "
+            "finite float16 buckets (each below 30000) overflows to +Inf on every rank: one collective, so "
+            "one birth shared by its four members (not a tie of independent births; no carrier). "
             "SGD writes Inf into the weights; the first NaN is step 9's Tensor.add_.0.forward."),
         "levels": ["L1"],
         "truth": {
             "anomaly": True, "step": 8, "ranks": [0, 1, 2, 3],
             "op": "Distributed.all_reduce.0.forward",
-            "stage": "backward", "kind": "inf", "tie": True, "captured": True,
+            "stage": "backward", "kind": "inf", "tie": False, "captured": True,
             "first_nan": {"step": 9, "rank": 0, "op": "Tensor.add_.0.forward"},
             "carrier": None,
             "recovered": [],
@@ -243,7 +244,7 @@ def check_clean(c, dumps, root, scenario, traps):
         elif trap["trap"] == "spike":
             key = (trap["step"], trap["rank"])
             others = sorted(x for k, x in v.items() if k != key)
-            c.check(v[key] > 5 * others[len(others) // 2], f"clean spike {v[key]}, median {others[len(others) // 2]}")
+            c.check(v[key] > 3 * others[len(others) // 2], f"clean spike {v[key]}, median {others[len(others) // 2]}")
         else:
             want = -math.inf if trap.get("neg_inf") else trap["value"]
             c.check(all(x == want for x in v.values()), f"clean {trap['trap']}: {set(v.values())}")
