@@ -26,6 +26,66 @@ type Extras struct {
 	// UndumpedBirth is where the value was born when that step was not
 	// dumped, as the training log shows it.
 	UndumpedBirth *UndumpedBirth `json:"undumped_birth,omitempty"`
+	// Ahead is the statistic that climbs towards its dtype's limit before
+	// the first non-finite value (null in a clean run, which has
+	// CleanTraps instead).
+	Ahead *AheadTruth `json:"ahead"`
+	// MonitorClimb is the TrainerMon row that climbs with it.
+	MonitorClimb *MonitorClimb `json:"monitor_climb,omitempty"`
+	// CleanTraps are the entries of a clean run that look alarming and must
+	// not raise a warning.
+	CleanTraps []CleanTrap `json:"clean_traps,omitempty"`
+	// LogLossScale is the static loss scale the training log records.
+	LogLossScale float64 `json:"log_loss_scale,omitempty"`
+}
+
+// AheadTruth is a statistic of one call that climbs towards the limit of
+// the dtype it is stored in: Op's Tensor slot ("input_args.0",
+// "output.0"), its Stat ("max" or "min"), the Limit (65504, or
+// ln(65504) for the input of an exp whose result is stored in float16 by
+// StoredBy), the ranks whose value crosses it at FirstNonfiniteStep, and
+// the Series on Ranks[0] ("<step>" -> value) for every dumped step before
+// it. The value rises at least 5 % a step over the 4 steps before
+// FirstNonfiniteStep; WarnByStep (= FirstNonfiniteStep - 2) is the step a
+// warning is due by.
+type AheadTruth struct {
+	Op                 string             `json:"op"`
+	Tensor             string             `json:"tensor"`
+	Stat               string             `json:"stat"`
+	Dtype              string             `json:"dtype"`
+	Limit              float64            `json:"limit"`
+	Ranks              []int              `json:"ranks"`
+	FirstNonfiniteStep int                `json:"first_nonfinite_step"`
+	WarnByStep         int                `json:"warn_by_step"`
+	StoredBy           string             `json:"stored_by,omitempty"`
+	Series             map[string]float64 `json:"series"`
+}
+
+// MonitorClimb is one TrainerMon row (file kind, module or parameter name)
+// of one rank and its Stat per step before the first non-finite step.
+type MonitorClimb struct {
+	File   string             `json:"file"`
+	Name   string             `json:"name"`
+	Rank   int                `json:"rank"`
+	Stat   string             `json:"stat"`
+	Series map[string]float64 `json:"series"`
+}
+
+// CleanTrap is one alarming-looking value of a clean run: Trap names it
+// ("mask", "bias", "fp16-max-fill", "flat-large", "spike"), Op and Tensor
+// where it is, Stat and Value what it holds on every step and rank (-Inf
+// when NegInf; a spike only at Step on Rank; flat-large within 1 % above
+// Value).
+type CleanTrap struct {
+	Trap   string   `json:"trap"`
+	Op     string   `json:"op"`
+	Tensor string   `json:"tensor"`
+	Stat   string   `json:"stat"`
+	Value  *float64 `json:"value,omitempty"`
+	NegInf bool     `json:"neg_inf,omitempty"`
+	Dtype  string   `json:"dtype"`
+	Step   *int     `json:"step,omitempty"`
+	Rank   *int     `json:"rank,omitempty"`
 }
 
 // UndumpedBirth is a birth in a step the dump skipped: its step, ranks and

@@ -2,7 +2,7 @@
 # Regenerate testdata/realruns from scratch: msprobe source, stubs, the training
 # runs, the scan (truth files) and the archives.
 #
-#   sh testdata/realruns/make.sh [scenario ...]      (default: all fifteen)
+#   sh testdata/realruns/make.sh [scenario ...]      (default: all nineteen)
 #
 # Needs Debian's /usr/bin/python3 with python3-torch (1.13), numpy, yaml, pandas,
 # openpyxl, tqdm, and a bare git copy of Ascend/msprobe (MSPROBE_GIT).
@@ -19,7 +19,8 @@ PY=/usr/bin/python3
 ALL="custom-bwd-kernel pp-p2p-microbatch zero1-reduce-broadcast reducer-zero-count forward-only sparse-steps-loss-scale
      fp16-allreduce-two-groups inf-absorbed-next-step pp-weight-from-update
      mask-hidden-sqrt activation-checkpointing activation-checkpointing-nonreentrant l0-module-only pp-1f1b
-     sparse-steps-undumped-origin"
+     sparse-steps-undumped-origin
+     warn-exp-lr warn-fp16-activations warn-fp16-grad-sum warn-clean-warmup"
 SCENARIOS=${*:-$ALL}
 
 # 1. msprobe from source, plus the einops stub msprobe imports at start-up
@@ -39,6 +40,7 @@ cp "$HERE"/configs/*.json "$JOB/configs/"
 steps_of() {
     case $1 in
         sparse-steps-loss-scale) echo 9 ;;
+        warn-*) echo 10 ;;
         *) echo 5 ;;
     esac
 }

@@ -350,6 +350,12 @@ def verify(scenario, spec, dumps):
         return (rd.first_nan_or_posinf() if mask else rd.first_nonfinite())[1]
 
     c.check(sorted(dumps) == sorted(spec["levels"]), f"levels {sorted(dumps)} != {spec['levels']}")
+    if not t["anomaly"]:                          # a clean run: nothing but masks' -inf anywhere
+        for level, steps in dumps.items():
+            for s, ranks in steps.items():
+                for r, rd in ranks.items():
+                    c.check(first(rd) is None, f"{level} step{s} rank{r}: non-finite {first(rd)} in a clean run")
+        return c.errors
     for level, steps in dumps.items():
         op = overrides.get(level, {}).get("op", t["op"])
         for s, ranks in steps.items():

@@ -1,4 +1,5 @@
-"""Ground truth and extra checks of the later realruns scenarios (J-M of train.py).
+"""Ground truth and extra checks of the later realruns scenarios (J-N of train.py;
+O-R, the runs that climb towards a float16 limit, are in scan_ahead.py).
 
 scan.py merges TRUTH_LATER into its TRUTH table and calls verify_later and
 extra_fields; the fields these scenarios add to <scenario>.truth.json are
@@ -9,6 +10,8 @@ import glob
 import json
 import math
 import os
+
+from scan_ahead import TRUTH_AHEAD, verify_ahead
 
 WORLD = 4
 
@@ -219,6 +222,8 @@ TRUTH_LATER = {
     },
 }
 
+TRUTH_LATER.update(TRUTH_AHEAD)
+
 STAGE_OF = {"activation": "forward", "gradient": "backward"}
 
 
@@ -325,10 +330,10 @@ def monitor_rows(root, scenario):
     for d in glob.glob(os.path.join(root, scenario, "monitor", "*-rank*-*")):
         rank = int(os.path.basename(d).split("-rank")[1].split("-")[0])
         kinds = {}
-        for f in glob.glob(os.path.join(d, "*.csv")):
+        for f in sorted(glob.glob(os.path.join(d, "*.csv"))):     # <kind>_0-4.csv, <kind>_5-9.csv
             kind = os.path.basename(f).rsplit("_", 1)[0]
             with open(f, newline="") as fh:
-                kinds[kind] = list(csv.DictReader(fh))
+                kinds.setdefault(kind, []).extend(csv.DictReader(fh))
         out[rank] = kinds
     return out
 
@@ -396,6 +401,7 @@ def verify_later(c, scenario, spec, dumps, root):
         check_p2p(c, spec, dumps, spec["truth"]["step"])
     if "undumped_birth" in extra:
         check_undumped_birth(c, dumps, root, scenario, extra["undumped_birth"])
+    verify_ahead(c, scenario, spec, dumps, root, monitor_rows)
 
 
 def check_undumped_birth(c, dumps, root, scenario, ub):

@@ -1184,6 +1184,251 @@ SCENARIOS["sparse-steps-undumped-origin"] = ModuleOnly
 
 
 
+# ==========================================================================
+# O, P, Q, R. Runs that climb towards a float16 limit before the first
+# non-finite value (and one that must not warn): every step is dumped, each
+# run trains 10 steps, and the training log adds the total gradient norm
+# after the all_reduce. Nothing here looks at the step number except the
+# learning-rate warm-up and the data tables.
+# ==========================================================================
+def grad_norm_of(params):
+    """Total norm of the gradients, read on the Python side (tolist leaves no
+    entry in the dump)."""
+    def walk(v):
+        return sum(walk(u) for u in v) if isinstance(v, list) else float(v) * float(v)
+    return math.sqrt(sum(walk(p.grad.tolist()) for p in params if p.grad is not None))
+
+
+def load_count_channels(rank, step):
+    """Counts per channel: B records of FEAT amounts and 4 channel counts of
+    15000..45000 each (daily events, not rescaled)."""
+    g = shard_generator(rank, step)
+    x = torch.rand(B, FEAT, generator=g) * 1.5 + 0.5
+    y = torch.round(30000.0 * (0.5 + torch.rand(B, 4, generator=g)))
+    return {"x": x, "y": y}
+
+
+def load_raw_amounts(rank, step):
+    """Regression on raw amounts (5..20 per feature, not normalised); the
+    target is 1000 times their sum (about 100000: an amount in tenths of a
+    cent)."""
+    g = shard_generator(rank, step)
+    x = (torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5) * 10.0
+    return {"x": x, "y": x.sum(dim=-1, keepdim=True) * 1000.0}
+
+
+MIX = torch.randn(FEAT, 4, generator=torch.Generator().manual_seed(7))   # the targets' true map
+
+
+def load_multi_target(rank, step):
+    """Four regression targets, a fixed linear map of the amounts."""
+    g = shard_generator(rank, step)
+    x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5
+    return {"x": x, "y": x @ MIX}
+
+
+BAD_RECORDS[("warn-clean-warmup", 2, 5)] = "weight-12"   # the sampler gave one record weight 12
+
+
+def load_clean_batch(rank, step):
+    """Padded token records with a class that the amounts decide (the
+    largest mean of features 0..3), a sensor reading near 30000 that the
+    model rescales, and the sampler's importance weight of each record."""
+    g = shard_generator(rank, step)
+    x = torch.rand(B, T, FEAT, generator=g) * 1.5 + 0.5
+    lengths = torch.randint(3, T + 1, (B,), generator=g)
+    mask = torch.arange(T)[None, :] < lengths[:, None]
+    elev = 30000.0 + torch.rand(B, T, 1, generator=g) * 64.0
+    y = x[..., :CLASSES].mean(dim=1).argmax(dim=-1)
+    weight = torch.ones(B)
+    if BAD_RECORDS.get(("warn-clean-warmup", rank, step)) == "weight-12":
+        weight[1] = 12.0
+    return {"x": x, "y": y, "mask": mask, "elev": elev, "weight": weight}
+
+
+OWN_LAYOUT.update({
+    "warn-exp-lr": load_count_channels,
+    "warn-fp16-activations": load_raw_amounts,
+    "warn-fp16-grad-sum": load_multi_target,
+    "warn-clean-warmup": load_clean_batch,
+})
+
+
+# --------------------------------------------------------------------------
+# O. warn-exp-lr: a Poisson rate per channel, exp(log_rate) stored in float16
+# --------------------------------------------------------------------------
+class ChannelRates(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(FEAT, D)
+        self.rate = nn.Linear(D, 4)
+
+    def forward(self, x):
+        log_rate = self.rate(torch.tanh(self.enc(x - 1.25)))
+        return log_rate, torch.exp(log_rate).half()       # rates kept in float16
+
+
+class ExpLearningRate:
+    """Poisson loss of the channel counts on the float16 rates plus the
+    multinomial loss of their shares; Adam (its foreach form) with a
+    learning rate far too high for it (0.13)."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = ChannelRates()
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=0.13, foreach=True)
+
+    def train_step(self, step, batch):
+        model, y = self.model, batch["y"]
+        self.opt.zero_grad()
+        log_rate, rate16 = model(batch["x"])
+        rate = rate16.float()
+        share = rate / rate.sum(dim=-1, keepdim=True)                  # each channel's share
+        loss = F.poisson_nll_loss(rate, y, log_input=False) - (y * torch.log(share)).mean()
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        norm = grad_norm_of(model.parameters())
+        self.opt.step()
+        return {"local_loss": loss.item(), "avg_loss": avg, "grad_norm": norm}
+
+
+# --------------------------------------------------------------------------
+# P. warn-fp16-activations: a squared-ReLU MLP on raw amounts, float16 product
+# --------------------------------------------------------------------------
+class SquaredReluNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(FEAT, D)
+        self.out = nn.Linear(D, 1)
+
+    def forward(self, x):
+        a = torch.relu(self.fc(x))
+        sq = (a * a).half()                               # squared ReLU, stored in float16
+        return self.out(sq.float())
+
+
+class Fp16Activations:
+    """Un-normalised inputs and targets, SGD with a learning rate too high
+    for them (2.3e-9): the squared activations double step after step."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = SquaredReluNet()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=2.3e-9)
+
+    def train_step(self, step, batch):
+        model = self.model
+        self.opt.zero_grad()
+        loss = F.mse_loss(model(batch["x"]), batch["y"])
+        loss.backward()
+        grad_all_reduce(model.parameters())
+        avg = avg_of(loss)
+        norm = grad_norm_of(model.parameters())
+        self.opt.step()
+        return {"local_loss": loss.item(), "avg_loss": avg, "grad_norm": norm}
+
+
+# --------------------------------------------------------------------------
+# Q. warn-fp16-grad-sum: float16 gradient bucket, summed before it is divided
+# --------------------------------------------------------------------------
+class Fp16GradSum:
+    """Multi-target linear regression, static loss scale 64, the gradients
+    flattened into one bucket, cast to float16 and all_reduced (summed; the
+    division by the world size comes after the sum), SGD at lr 0.4, past the
+    edge of stability of these features (about 0.3)."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = nn.Linear(FEAT, 4)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.4)
+        self.scale = 64.0
+
+    def train_step(self, step, batch):
+        model = self.model
+        params = list(model.parameters())
+        self.opt.zero_grad()
+        loss = F.mse_loss(model(batch["x"]), batch["y"])
+        (loss * self.scale).backward()
+        bucket = torch.cat([p.grad.reshape(-1) for p in params]).half()
+        dist.all_reduce(bucket)
+        with torch.no_grad():
+            off = 0
+            for p in params:
+                n = p.numel()
+                p.grad.copy_(bucket[off:off + n].view_as(p).float() / (self.scale * WORLD))
+                off += n
+        avg = avg_of(loss)
+        norm = grad_norm_of(params)
+        self.opt.step()
+        return {"local_loss": loss.item(), "avg_loss": avg, "grad_norm": norm, "loss_scale": self.scale}
+
+
+# --------------------------------------------------------------------------
+# R. warn-clean-warmup: a clean run full of things that look alarming
+# --------------------------------------------------------------------------
+class MaskedTokenNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(FEAT + 1, D)
+        self.head = nn.Linear(2 * D, CLASSES)
+
+    def forward(self, x, mask, elev):
+        elev16 = elev.half() / 32768.0                    # a reading near 30000, in float16
+        h = torch.tanh(self.inp(torch.cat([x, elev16.float()], dim=-1)))
+        s = torch.matmul(h, h.transpose(1, 2))
+        causal = torch.ones(T, T).triu(1).bool()
+        s = s.masked_fill(causal, float("-inf"))          # causal mask: -inf
+        pad16 = (~mask).half() * -1e4                      # padding bias: -1e4 in float16
+        att = torch.softmax(s + pad16.float()[:, None, :], dim=-1)
+        ctx = torch.matmul(att, h)
+        far16 = h.half().masked_fill(~mask[..., None], 65504.0)   # padding: float16 max
+        nearest = far16.float().amin(dim=1)                # min over the real tokens
+        return self.head(torch.cat([ctx[:, -1], nearest], dim=-1))   # the last token sees all
+
+
+class CleanWarmup:
+    """Importance-weighted cross-entropy, one gradient bucket all_reduced,
+    SGD with a linear learning-rate warm-up over 4 steps to 0.3."""
+
+    def __init__(self, rank, debugger):
+        self.rank = rank
+        self.model = MaskedTokenNet()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.3, foreach=True)
+
+    def train_step(self, step, batch):
+        model = self.model
+        lr = 0.3 * min(1.0, (step + 1) / 4)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        self.opt.zero_grad()
+        logits = model(batch["x"], batch["mask"], batch["elev"])
+        loss = (F.cross_entropy(logits, batch["y"], reduction="none") * batch["weight"]).mean()
+        loss.backward()
+        params = list(model.parameters())
+        bucket = torch.cat([p.grad.reshape(-1) for p in params])      # one gradient bucket
+        dist.all_reduce(bucket)
+        bucket.div_(WORLD)
+        with torch.no_grad():
+            off = 0
+            for p in params:
+                p.grad.copy_(bucket[off:off + p.numel()].view_as(p))
+                off += p.numel()
+        avg = avg_of(loss)
+        norm = grad_norm_of(model.parameters())
+        self.opt.step()
+        return {"local_loss": loss.item(), "avg_loss": avg, "grad_norm": norm, "lr": lr}
+
+
+SCENARIOS.update({
+    "warn-exp-lr": ExpLearningRate,
+    "warn-fp16-activations": Fp16Activations,
+    "warn-fp16-grad-sum": Fp16GradSum,
+    "warn-clean-warmup": CleanWarmup,
+})
+
+
+
 # --------------------------------------------------------------------------
 # The monitor run: msprobe's TrainerMon (module_hook) on torch 1.13, in a run
 # of its own without the dumper (the monitor's own min/max/norm/isnan calls
@@ -1254,7 +1499,8 @@ def monitor_worker(rank, args):
 
 def monitor_main():
     ap = argparse.ArgumentParser(description="the same training, watched by TrainerMon")
-    ap.add_argument("--scenario", required=True, choices=["mask-hidden-sqrt"])
+    ap.add_argument("--scenario", required=True, choices=["mask-hidden-sqrt", "warn-exp-lr", "warn-fp16-activations",
+                                                        "warn-fp16-grad-sum", "warn-clean-warmup"])
     ap.add_argument("--monitor-config", required=True, help="TrainerMon config.json")
     ap.add_argument("--monitor-dir", required=True, help="MONITOR_OUTPUT_DIR")
     ap.add_argument("--steps", type=int, default=5)
