@@ -87,6 +87,15 @@ func TestTraceSkillRealRuns(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tf := realruns.Truth(t, name)
 			truth := tf.Truth
+			if !truth.Anomaly {
+				// a clean run: exit 0, no anomaly, nothing to trace
+				out, errOut, code := runCLI(t, "trace", "--format", "skill", filepath.Join(realruns.Dir(t, name), tf.Levels[0]))
+				var s skillOut
+				if err := json.Unmarshal([]byte(out), &s); err != nil || code != 0 || errOut != "" || s.Anomaly {
+					t.Errorf("clean run: exit %d, anomaly %v, stderr %q, %v", code, s.Anomaly, errOut, err)
+				}
+				return
+			}
 			_, s, v := traceSkill(t, filepath.Join(realruns.Dir(t, name), tf.Levels[0]))
 			var op string
 			var captured bool

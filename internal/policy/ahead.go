@@ -25,7 +25,7 @@ const (
 	// AheadHorizon: a series that reaches its limit within this many steps
 	// at its pace warns; so does one within AheadClose of its limit (an
 	// exp input within AheadExpClose of it) at any pace.
-	AheadHorizon  = 3.0
+	AheadHorizon  = 5.0
 	AheadClose    = 4.0
 	AheadExpClose = 0.75
 	// AheadPoints is how many dumped steps the rule reads; AheadShown how

@@ -25,7 +25,7 @@ type Ahead struct {
 const (
 	aheadNear, aheadExpNear   = 64.0, 0.5
 	aheadRise, aheadExpRise   = 1.05, 0.01
-	aheadHorizon              = 3.0
+	aheadHorizon              = 5.0
 	aheadClose, aheadExpClose = 4.0, 0.75
 	aheadPoints, aheadShown   = 3, 5
 )
