@@ -70,17 +70,32 @@ var expFamily = map[string]func(max float64) (float64, string){
 // sinh, cosh), the input value past which its result overflows the dtype
 // it is stored in, and why; false for any other call.
 func ExpLimit(op, resultDtype string) (limit float64, reason string, ok bool) {
+	limit, fn, api, ok := expLimit(op, resultDtype)
+	if !ok {
+		return 0, "", false
+	}
+	m, _ := DtypeMax(resultDtype)
+	return limit, fmt.Sprintf("%s stores its result in %s, which overflows past %s(%s) = %.4g", api, dtypeShort(resultDtype), fn, formatLimit(m), limit), true
+}
+
+// ExpLimitValue is ExpLimit's limit alone, without the words.
+func ExpLimitValue(op, resultDtype string) (float64, bool) {
+	limit, _, _, ok := expLimit(op, resultDtype)
+	return limit, ok
+}
+
+func expLimit(op, resultDtype string) (limit float64, fn, api string, ok bool) {
 	n := dump.ParseName(op)
 	if n.Module || n.Dir != dump.Forward {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	f, ok := expFamily[strings.TrimPrefix(n.API, "special_")]
 	m, known := DtypeMax(resultDtype)
 	if !ok || !known {
-		return 0, "", false
+		return 0, "", "", false
 	}
-	limit, fn := f(m)
-	return limit, fmt.Sprintf("%s stores its result in %s, which overflows past %s(%s) = %.4g", n.API, dtypeShort(resultDtype), fn, formatLimit(m), limit), true
+	limit, fn = f(m)
+	return limit, fn, n.API, true
 }
 
 // DtypeLimitReason says why a dtype's maximum is a limit.

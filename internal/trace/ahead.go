@@ -203,6 +203,10 @@ const (
 	aheadEdge   = 256
 )
 
+// expLook is how much of an exp-family entry expUnwatched reads: its name,
+// its first input tensor and the start of its output.
+const expLook = 4096
+
 // aheadEntries searches a file window by window (bytesearch.FindAhead)
 // for the entries (their names' quotes) that hold what it finds. An entry
 // whose bytes lie in the window is handed to parse at once; it returns the
@@ -250,6 +254,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 		finds.Numbers, finds.Names = finds.Numbers[:0], finds.Names[:0]
 		bytesearch.FindAhead(buf[:n], br, &finds)
 		var found []int64
+		holdsNumber := map[int64]bool{} // entries found by a large number, not only by their name
 		for _, o := range finds.Names {
 			if o >= lo && o < hi && entryLine != nil && o+1 >= len(entryLine) && string(buf[o+1-len(entryLine):o+1]) == string(entryLine) {
 				found = append(found, base+int64(o))
@@ -267,6 +272,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 			seen = base + int64(o)
 			if entry >= 0 {
 				found = append(found, entry)
+				holdsNumber[entry] = true
 			} else {
 				lost = append(lost, base+int64(o))
 			}
@@ -278,8 +284,12 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 			}
 			handled = at
 			if rel := int(at - base); rel >= 0 && closeLine != nil {
+				if !holdsNumber[at] && expUnwatched(buf[rel:min(n, rel+expLook)]) {
+					continue // a call of the exp family whose input is far from its limit
+				}
 				if c := bytes.Index(buf[rel:n], closeLine); c >= 0 {
-					if err := parse(at, buf[rel:rel+c+len(closeLine)]); err != nil {
+					raw := buf[rel : rel+c+len(closeLine)]
+					if err := parse(at, raw); err != nil {
 						return nil, nil, 0, err
 					}
 					continue
