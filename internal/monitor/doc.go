@@ -30,9 +30,10 @@
 // norm alone, which is kept but marked weak). Findings is plain data with
 // JSON tags, meant to be embedded in a verdict.
 //
-// It imports nonfinite (the spellings of non-finite values), internal/safeio
+// It imports internal/climb (a series followed for a warning before the
+// NaN), nonfinite (the spellings of non-finite values), internal/safeio
 // (it opens only regular files) and the standard
 // library.
 //
-// May import: internal/nonfinite, internal/safeio.
+// May import: internal/climb, internal/nonfinite, internal/safeio.
 package monitor

@@ -24,6 +24,9 @@ type Options struct {
 	// MaxWarningsPerFile caps the warnings listed per file (0: 20); the
 	// rest are counted.
 	MaxWarningsPerFile int
+	// Ahead, when set, follows the max and min of every tensor row, step
+	// after step, and keeps those it says warn before the NaN (Run.Climbs).
+	Ahead AheadJudge
 }
 
 // Run is a monitor output folder that has been read.
@@ -84,7 +87,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rs := newRankState(g[0].Rank)
+			rs := newRankState(g[0].Rank, opt.Ahead)
 			for _, f := range g {
 				for _, file := range f.Files {
 					if ctx.Err() != nil {
@@ -93,6 +96,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 					readFile(ctx, dir, file, rs, opt.MaxWarningsPerFile)
 				}
 			}
+			rs.finishClimbs()
 			states[gi] = rs
 		}()
 	}

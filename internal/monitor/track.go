@@ -149,10 +149,16 @@ type rankState struct {
 	bytes        int64
 	styles       map[string]bool
 	warns        []Warning
+
+	// judge, when set, follows every module statistic for a warning
+	// before the NaN (climb.go); dtypes are the floating dtypes recorded.
+	judge  AheadJudge
+	climbs map[climbKey]*climbSeries
+	dtypes map[string]bool
 }
 
-func newRankState(rank int) *rankState {
-	return &rankState{rank: rank, styles: map[string]bool{}}
+func newRankState(rank int, judge AheadJudge) *rankState {
+	return &rankState{rank: rank, styles: map[string]bool{}, judge: judge, climbs: map[climbKey]*climbSeries{}, dtypes: map[string]bool{}}
 }
 
 type callKey struct {
@@ -204,6 +210,7 @@ func (f *fileSink) close() {
 }
 
 func (f *fileSink) row(t *tensorRow) {
+	f.followClimb(t)
 	if t.an.skip {
 		f.rs.placeholders++
 	}
