@@ -52,7 +52,7 @@ type Cutoff = *int
 func before(step int, cut Cutoff) bool { return cut == nil || step < *cut }
 
 // recovered reports whether a series that fired with window w fell back,
-// before the cutoff, below the first of the rule's last points (in
+// before the cutoff, to the first of the rule's last points or below (in
 // magnitude): a climb that came back down, such as a spike of two steps.
 func recovered(w, after []climb.Point, cut Cutoff) bool {
 	if len(w) < policy.AheadPoints {
@@ -60,7 +60,7 @@ func recovered(w, after []climb.Point, cut Cutoff) bool {
 	}
 	start := math.Abs(w[len(w)-policy.AheadPoints].Value)
 	for _, p := range after {
-		if before(p.Step, cut) && math.Abs(p.Value) < start {
+		if before(p.Step, cut) && math.Abs(p.Value) <= start {
 			return true
 		}
 	}

@@ -1,10 +1,10 @@
 package monitor
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/nanhunt/nanhunt/internal/climb"
 )
@@ -21,8 +21,10 @@ type AheadJudge func(dtype, stat string, window []climb.Point) bool
 // smallest min before the step is judged.
 type climbSeries struct {
 	kind  kind
+	vpp   int
 	name  string
 	dtype string
+	judge [2]climb.Judge // the rank's judge for each statistic
 	step  int  // the step being folded
 	open  bool // a step is being folded
 	val   [2]float64
@@ -37,11 +39,18 @@ var climbStats = [2]struct {
 	col  int
 }{{"max", sMax}, {"min", sMin}}
 
-// climbKey names a series within a rank.
-type climbKey struct {
-	kind kind
-	vpp  int
-	name string
+// climbKey writes the key of a series within a rank into buf: its kind,
+// virtual pipeline stage and name.
+func climbKey(buf []byte, k kind, vpp int, module, tensor []byte) []byte {
+	buf = append(buf[:0], byte(k))
+	buf = strconv.AppendInt(buf, int64(vpp), 10)
+	buf = append(buf, 0)
+	buf = append(buf, module...)
+	if len(tensor) > 0 {
+		buf = append(buf, '.')
+		buf = append(buf, tensor...)
+	}
+	return buf
 }
 
 // followClimb folds a tensor row into its series. Rows of integer and bool
@@ -51,34 +60,35 @@ func (f *fileSink) followClimb(t *tensorRow) {
 	if judge == nil || t.an.skip {
 		return
 	}
-	dtype := strings.TrimSpace(t.cellText(t.lay.dtype))
-	if isNaNWord([]byte(dtype)) {
-		dtype = ""
+	var dtype []byte
+	if i := t.lay.dtype; i >= 0 && i < len(t.fields) {
+		dtype = bytes.TrimSpace(t.fields[i])
 	}
-	if dtype != "" {
+	if isNaNWord(dtype) {
+		dtype = nil
+	}
+	if len(dtype) > 0 {
 		if !floatDtype(dtype) {
 			return
 		}
-		f.rs.dtypes[dtype] = true
+		if !f.rs.dtypes[string(dtype)] {
+			f.rs.dtypes[string(dtype)] = true
+		}
 	}
-	name := string(t.module)
-	if len(t.tensor) > 0 {
-		name += "." + string(t.tensor)
-	}
-	key := climbKey{t.kind, t.vpp, name}
-	cs := f.rs.climbs[key]
+	f.key = climbKey(f.key, t.kind, t.vpp, t.module, t.tensor)
+	cs := f.rs.climbs[string(f.key)]
 	if cs == nil {
-		cs = &climbSeries{kind: t.kind, name: name}
-		f.rs.climbs[key] = cs
+		cs = newClimbSeries(t, judge)
+		f.rs.climbs[string(f.key)] = cs
 	}
-	if dtype != "" {
-		cs.dtype = dtype
+	if len(dtype) > 0 && cs.dtype != string(dtype) {
+		cs.dtype = string(dtype)
 	}
 	switch {
 	case cs.open && t.step < cs.step:
 		return // read out of order: the series goes forward only
 	case cs.open && t.step > cs.step:
-		cs.commit(judge)
+		cs.commit()
 	}
 	if !cs.open {
 		cs.open, cs.step, cs.has, cs.bad = true, t.step, [2]bool{}, [2]bool{}
@@ -96,20 +106,30 @@ func (f *fileSink) followClimb(t *tensorRow) {
 	}
 }
 
+func newClimbSeries(t *tensorRow, judge AheadJudge) *climbSeries {
+	name := string(t.module)
+	if len(t.tensor) > 0 {
+		name += "." + string(t.tensor)
+	}
+	cs := &climbSeries{kind: t.kind, vpp: t.vpp, name: name}
+	for i, st := range climbStats {
+		cs.judge[i] = func(w []climb.Point) bool { return judge(cs.dtype, st.name, w) }
+	}
+	return cs
+}
+
 // commit judges the folded step.
-func (cs *climbSeries) commit(judge AheadJudge) {
+func (cs *climbSeries) commit() {
 	if !cs.open {
 		return
 	}
 	cs.open = false
-	for i, st := range climbStats {
+	for i := range climbStats {
 		switch {
 		case cs.bad[i]:
 			cs.track[i].Stop(cs.step)
 		case cs.has[i]:
-			cs.track[i].Add(climb.Point{Step: cs.step, Value: cs.val[i]}, func(w []climb.Point) bool {
-				return judge(cs.dtype, st.name, w)
-			})
+			cs.track[i].Add(climb.Point{Step: cs.step, Value: cs.val[i]}, cs.judge[i])
 		}
 	}
 }
@@ -131,12 +151,106 @@ func (t *tensorRow) number(col int) (float64, bool) {
 	if c, ok := nonfiniteCell(b); ok {
 		return c, true
 	}
+	if v, ok := parseDecimal(b); ok {
+		return v, true
+	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && v == 0 {
 		return 0, false
 	}
 	return v, true
 }
+
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseDecimal reads a plain decimal ("-0.123456", "44000.0", "1.5e+04")
+// of at most 15 significant digits whose power of ten a float64 holds
+// exactly: the digits as an integer times or over that power is then the
+// correctly rounded value, as strconv.ParseFloat gives it. ok is false for
+// anything else, which ParseFloat reads.
+func parseDecimal(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, i = b[0] == '-', 1
+	}
+	var mant uint64
+	digits, exp, seen, dot := 0, 0, false, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			seen = true
+			if dot {
+				exp--
+			}
+			if mant == 0 && c == '0' {
+				continue // a leading zero
+			}
+			if digits == 15 {
+				return 0, false
+			}
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			continue
+		case c == '.' && !dot:
+			dot = true
+			continue
+		}
+		break
+	}
+	if !seen {
+		return 0, false
+	}
+	if i < len(b) {
+		e, ok := parseExponent(b[i:])
+		if !ok {
+			return 0, false
+		}
+		exp += e
+	}
+	v := float64(mant)
+	switch {
+	case mant == 0:
+	case exp >= 0 && exp < len(exactPow10):
+		v *= exactPow10[exp]
+	case exp < 0 && -exp < len(exactPow10):
+		v /= exactPow10[-exp]
+	default:
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseExponent reads "e+04", "E-5", "e12": at most three digits.
+func parseExponent(b []byte) (int, bool) {
+	if len(b) < 2 || (b[0] != 'e' && b[0] != 'E') {
+		return 0, false
+	}
+	b = b[1:]
+	neg := b[0] == '-'
+	if b[0] == '-' || b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 3 {
+		return 0, false
+	}
+	e := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		e = e*10 + int(c-'0')
+	}
+	if neg {
+		e = -e
+	}
+	return e, true
+}
+
 
 // nonfiniteCell reads the spellings of NaN and the infinities.
 func nonfiniteCell(b []byte) (float64, bool) {
@@ -162,8 +276,8 @@ func nonfiniteCell(b []byte) (float64, bool) {
 }
 
 // floatDtype reports a floating dtype as TrainerMon writes it.
-func floatDtype(dtype string) bool {
-	switch strings.TrimPrefix(dtype, "torch.") {
+func floatDtype(dtype []byte) bool {
+	switch string(bytes.TrimPrefix(dtype, []byte("torch."))) {
 	case "float16", "half", "bfloat16", "float32", "float", "float64", "double":
 		return true
 	}
@@ -173,7 +287,7 @@ func floatDtype(dtype string) bool {
 // finishClimbs judges the last step of every series of the rank.
 func (rs *rankState) finishClimbs() {
 	for _, cs := range rs.climbs {
-		cs.commit(rs.judge)
+		cs.commit()
 	}
 }
 
@@ -183,14 +297,14 @@ func (rs *rankState) finishClimbs() {
 func (r *Run) Climbs() []climb.Series {
 	var out []climb.Series
 	for _, rs := range r.ranks {
-		for key, cs := range rs.climbs {
+		for _, cs := range rs.climbs {
 			for i, st := range climbStats {
 				if cs.track[i].Fired == nil {
 					continue
 				}
-				name := key.name
-				if key.vpp > 0 {
-					name = strconv.Itoa(key.vpp) + ":" + name
+				name := cs.name
+				if cs.vpp > 0 {
+					name = strconv.Itoa(cs.vpp) + ":" + name
 				}
 				out = append(out, climb.Series{Rank: rs.rank, Op: name, Tensor: cs.kind.String(), Stat: st.name, Dtype: cs.dtype, Track: cs.track[i]})
 			}

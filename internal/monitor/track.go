@@ -153,12 +153,12 @@ type rankState struct {
 	// judge, when set, follows every module statistic for a warning
 	// before the NaN (climb.go); dtypes are the floating dtypes recorded.
 	judge  AheadJudge
-	climbs map[climbKey]*climbSeries
+	climbs map[string]*climbSeries // by climbKey
 	dtypes map[string]bool
 }
 
 func newRankState(rank int, judge AheadJudge) *rankState {
-	return &rankState{rank: rank, styles: map[string]bool{}, judge: judge, climbs: map[climbKey]*climbSeries{}, dtypes: map[string]bool{}}
+	return &rankState{rank: rank, styles: map[string]bool{}, judge: judge, climbs: map[string]*climbSeries{}, dtypes: map[string]bool{}}
 }
 
 type callKey struct {
@@ -185,6 +185,7 @@ type fileSink struct {
 	inSeen    int
 	inBad     bool
 	calls     map[callKey]int
+	key       []byte // climbKey's buffer
 }
 
 func newFileSink(rs *rankState, file string, maxWarn int) *fileSink {

@@ -27,7 +27,7 @@ type rankClimbs struct {
 // grad norm is followed at the iterations that were not skipped (a
 // skipped one prints the overflow's, or none); a non-finite one ends its
 // series. The loss scale is followed from the rank's first iteration that
-// was not skipped; before an overflow line's reduced scale comes the one
+// was not skipped (or a DeepSpeed progress line counting one); before an overflow line's reduced scale comes the one
 // it attempted, held up to the iteration before, so that overflows far
 // apart do not read as falls in a row.
 func (a *rankAgg) follow(p *pending) {
@@ -37,6 +37,7 @@ func (a *rankAgg) follow(p *pending) {
 	r := &p.rec
 	it := r.Iteration
 	c := &a.climb
+	c.trained = c.trained || p.trained
 	if !r.Skipped {
 		c.trained = true
 		switch {

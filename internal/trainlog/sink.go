@@ -25,6 +25,9 @@ type pending struct {
 	// scaleFrom is the loss scale an overflow line says was attempted
 	// (Absent when it says none): the scale held before the overflow
 	scaleFrom Value
+	// trained: the rank is known to have applied a step before this one
+	// (a DeepSpeed progress line counted more steps than skipped ones)
+	trained bool
 }
 
 // sink receives the records of one file for one family of line formats,

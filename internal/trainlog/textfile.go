@@ -39,6 +39,10 @@ type dsState struct {
 
 	lossSeen  bool  // a Megatron line of this rank printed a loss
 	lastScale Value // the last Megatron loss scale
+
+	// applied: a progress line counted more steps than skipped ones, so
+	// the rank has trained (its scale is no longer the initial search)
+	applied bool
 }
 
 // textFile reads one text file.
@@ -193,10 +197,11 @@ func (t *textFile) deepspeed(d *dsLine, rank int, ranked bool, n int) {
 		st.cur = rec.Iteration
 		st.overflowSeen = true
 		t.lastOverflow = lastOverflow{line: n, rank: rank, ranked: ranked, kinds: d.ovKind, lastKind: d.ovKind, lastNote: d.note}
-		t.structured.add(pending{rec: rec, nanIters: -1, overflow: true, approx: approx, scaleFrom: d.scaleFrom})
+		t.structured.add(pending{rec: rec, nanIters: -1, overflow: true, approx: approx, scaleFrom: d.scaleFrom, trained: st.applied})
 	case dsProgress:
 		st.own.progress(d.step, n)
 		t.file.progress(d.step, n)
+		st.applied = st.applied || (d.skipped >= 0 && d.step > d.skipped)
 		if st.skippedKnown && d.skipped > st.skipped && !st.overflowSeen {
 			rec := Record{File: t.path, Line: n, Rank: rank, Iteration: d.step, Skipped: true, Inferred: true,
 				Note: fmt.Sprintf("skipped= rose from %d to %d", st.skipped, d.skipped)}
