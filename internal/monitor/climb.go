@@ -25,8 +25,8 @@ type climbSeries struct {
 	name  string
 	dtype string
 	judge [2]climb.Judge // the rank's judge for each statistic
-	step  int  // the step being folded
-	open  bool // a step is being folded
+	step  int            // the step being folded
+	open  bool           // a step is being folded
 	val   [2]float64
 	has   [2]bool
 	bad   [2]bool // a non-finite value at the step: the series stops
@@ -250,7 +250,6 @@ func parseExponent(b []byte) (int, bool) {
 	}
 	return e, true
 }
-
 
 // nonfiniteCell reads the spellings of NaN and the infinities.
 func nonfiniteCell(b []byte) (float64, bool) {
