@@ -283,11 +283,24 @@ func floatDtype(dtype []byte) bool {
 	return false
 }
 
-// finishClimbs judges the last step of every series of the rank.
+// finishClimbs judges the last step of every series of the rank and
+// keeps only those that fired: a rank that has been read holds no series
+// of its rows.
 func (rs *rankState) finishClimbs() {
 	for _, cs := range rs.climbs {
 		cs.commit()
+		for i, st := range climbStats {
+			if cs.track[i].Fired == nil {
+				continue
+			}
+			name := cs.name
+			if cs.vpp > 0 {
+				name = strconv.Itoa(cs.vpp) + ":" + name
+			}
+			rs.fired = append(rs.fired, climb.Series{Rank: rs.rank, Op: name, Tensor: cs.kind.String(), Stat: st.name, Dtype: cs.dtype, Track: cs.track[i]})
+		}
 	}
+	rs.climbs = nil
 }
 
 // Climbs are the series of module statistics that a warning before the
@@ -296,18 +309,7 @@ func (rs *rankState) finishClimbs() {
 func (r *Run) Climbs() []climb.Series {
 	var out []climb.Series
 	for _, rs := range r.ranks {
-		for _, cs := range rs.climbs {
-			for i, st := range climbStats {
-				if cs.track[i].Fired == nil {
-					continue
-				}
-				name := cs.name
-				if cs.vpp > 0 {
-					name = strconv.Itoa(cs.vpp) + ":" + name
-				}
-				out = append(out, climb.Series{Rank: rs.rank, Op: name, Tensor: cs.kind.String(), Stat: st.name, Dtype: cs.dtype, Track: cs.track[i]})
-			}
-		}
+		out = append(out, rs.fired...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

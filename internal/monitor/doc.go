@@ -18,7 +18,9 @@
 //
 // Read streams every file once with a small fixed buffer and keeps, per
 // rank and kind of record, only the steps recorded, counts, and the first
-// anomalous row; a second pass rereads only the files of the first
+// anomalous row (and, given Options.Ahead, each row name's max and min at
+// its last few steps while the rank is read, for a warning before the
+// NaN: Run.Climbs); a second pass rereads only the files of the first
 // anomalous step to compare tensor-parallel partners. Damaged lines,
 // unknown columns and unreadable files become Warnings. When Read's
 // context is cancelled, every file stops at its next read of the disk and

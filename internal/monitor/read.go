@@ -47,7 +47,9 @@ type Run struct {
 
 // Read reads the monitor output under dir (the monitor output folder, or
 // one rank folder) and analyses it. Files are streamed: memory grows with
-// the number of ranks and kinds, not with the rows. Damaged lines and
+// the number of ranks and kinds, not with the rows (with Options.Ahead, a
+// rank being read also keeps about 1 kB per row name, and a rank read
+// keeps only the series that fired). Damaged lines and
 // files become warnings; Read fails only when dir holds nothing readable,
 // or with ctx's error when ctx is done before it finished: every file being
 // read stops at its next read of the disk.

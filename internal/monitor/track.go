@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/climb"
 )
 
 // span is an inclusive range of steps.
@@ -153,7 +155,8 @@ type rankState struct {
 	// judge, when set, follows every module statistic for a warning
 	// before the NaN (climb.go); dtypes are the floating dtypes recorded.
 	judge  AheadJudge
-	climbs map[string]*climbSeries // by climbKey
+	climbs map[string]*climbSeries // by climbKey, while the rank is read
+	fired  []climb.Series          // those that fired, once it is read
 	dtypes map[string]bool
 }
 
