@@ -132,7 +132,8 @@ func intp(v int) *int { return &v }
 // that came back down; a row without a dtype warns in float16 only when
 // the monitor recorded nothing but float16, else it is a note.
 func TestFromMonitor(t *testing.T) {
-	climb16 := []float64{900, 1800, 3700, 7400, 14800}
+	// x4 a step: watched from 4000 at step 3, 2 steps from 65504
+	climb16 := []float64{60, 250, 1000, 4000, 16000}
 	for _, tc := range []struct {
 		name   string
 		series []climb.Series
@@ -141,12 +142,12 @@ func TestFromMonitor(t *testing.T) {
 		want   string // "op kind stat ranks step", "" for none
 		notes  int
 	}{
-		{"two ranks climbing", []climb.Series{fired(1, "fc", "actv", "torch.float16", climb16), fired(0, "fc", "actv", "torch.float16", climb16)}, nil, []string{"torch.float16"}, "fc actv max [0 1] 4", 0},
+		{"two ranks climbing", []climb.Series{fired(1, "fc", "actv", "torch.float16", climb16), fired(0, "fc", "actv", "torch.float16", climb16)}, nil, []string{"torch.float16"}, "fc actv max [0 1] 3", 0},
 		{"fired after the monitor's NaN", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16)}, intp(3), nil, "", 0},
-		{"fired before the monitor's NaN", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16)}, intp(5), nil, "fc actv max [0] 4", 0},
-		{"came back down", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16, 15000, 2000)}, nil, nil, "", 0},
-		{"came back down after the NaN", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16, 15000, 2000)}, intp(6), nil, "fc actv max [0] 4", 0},
-		{"no dtype, a float16 run", []climb.Series{fired(0, "fc", "actv", "", climb16)}, nil, []string{"torch.float16"}, "fc actv max [0] 4", 0},
+		{"fired before the monitor's NaN", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16)}, intp(4), nil, "fc actv max [0] 3", 0},
+		{"came back down", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16, 15000, 200)}, nil, nil, "", 0},
+		{"came back down after the NaN", []climb.Series{fired(0, "fc", "actv", "torch.float16", climb16, 15000, 200)}, intp(6), nil, "fc actv max [0] 3", 0},
+		{"no dtype, a float16 run", []climb.Series{fired(0, "fc", "actv", "", climb16)}, nil, []string{"torch.float16"}, "fc actv max [0] 3", 0},
 		{"no dtype, no run dtype", []climb.Series{fired(0, "fc", "actv", "", climb16)}, nil, nil, "", 1},
 		{"no dtype, a mixed run", []climb.Series{fired(0, "fc", "actv", "", climb16)}, nil, []string{"torch.float16", "torch.float32"}, "", 1},
 	} {

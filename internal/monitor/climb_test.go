@@ -60,13 +60,22 @@ const actvHeader = "vpp_stage,name,step,micro_step,min,max,norm,nans,shape,dtype
 // not followed, a non-finite value ends a series, a header without dtype
 // gives series without one.
 func TestClimbs(t *testing.T) {
+	// x4 a step: watched from 4000 at step 2, 2 steps from 65504, whatever
+	// the rule's horizon; its first micro-step alone (1100) would not warn
 	climbing := [][][2]float64{
-		{{0, 900}, {0, 1000}}, {{0, 1900}, {0, 2100}}, {{0, 4000}, {0, 4300}}, {{0, 3000}, {0, 8700}}, {{0, 17500}, {0, 17000}},
+		{{0, 200}, {0, 250}}, {{0, 900}, {0, 1000}}, {{0, 1100}, {0, 4000}}, {{0, 16000}, {0, 15000}}, {{0, 17500}, {0, 17000}},
 	}
-	falling := steps([2]float64{-1000, 0}, [2]float64{-2100, 0}, [2]float64{-4300, 0}, [2]float64{-8700, 0}, [2]float64{-17500, 0})
+	falling := steps([2]float64{-250, 0}, [2]float64{-1000, 0}, [2]float64{-4000, 0}, [2]float64{-16000, 0}, [2]float64{-17500, 0})
 	ints := steps([2]float64{0, 900}, [2]float64{0, 2100}, [2]float64{0, 4300}, [2]float64{0, 8700}, [2]float64{0, 17500})
-	nanAt3 := actvRows("drop.output", "torch.float16", steps([2]float64{0, 1000}, [2]float64{0, 2100}, [2]float64{0, 4300})) +
-		"0,drop.output,3,0,nan,nan,nan,4.0,\"[2, 4]\",torch.float16\n" + actvRows("drop.output", "torch.float16", nil)
+	// a NaN at step 3 between a slow start and a climb that would warn
+	nanAt3 := ""
+	for step, v := range []string{"300", "600", "1200", "nan", "5000", "20000"} {
+		nans := "0.0"
+		if v == "nan" {
+			nans = "4.0"
+		}
+		nanAt3 += fmt.Sprintf("0,drop.output,%d,0,0,%s,1.0,%s,\"[2, 4]\",torch.float16\n", step, v, nans)
+	}
 	for _, tc := range []struct {
 		name   string
 		files  map[string]string
@@ -74,15 +83,15 @@ func TestClimbs(t *testing.T) {
 		dtypes []string
 	}{
 		{"a float16 output climbing over micro-steps", map[string]string{"actv_0-4.csv": actvHeader + actvRows("fc.output", "torch.float16", climbing)},
-			[]string{"fc.output actv max torch.float16 3 8700"}, []string{"torch.float16"}},
+			[]string{"fc.output actv max torch.float16 2 4000"}, []string{"torch.float16"}},
 		{"a min falling towards -65504", map[string]string{"actv_0-4.csv": actvHeader + actvRows("fc.output", "torch.float16", falling)},
-			[]string{"fc.output actv min torch.float16 3 -8700"}, []string{"torch.float16"}},
+			[]string{"fc.output actv min torch.float16 2 -4000"}, []string{"torch.float16"}},
 		{"the same climb in float32", map[string]string{"actv_0-4.csv": actvHeader + actvRows("fc.output", "torch.float32", climbing)}, nil, []string{"torch.float32"}},
 		{"integer rows", map[string]string{"actv_0-4.csv": actvHeader + actvRows("embed.input", "torch.int64", ints)}, nil, []string{}},
 		{"a NaN ends the series", map[string]string{"actv_0-4.csv": actvHeader + nanAt3}, nil, []string{"torch.float16"}},
 		{"an old header without dtype", map[string]string{"grad_reduced_0-4.csv": "param_name,step,min,max,norm\n" +
-			"fc.weight,0,0,900,1\nfc.weight,1,0,2000,1\nfc.weight,2,0,4100,1\nfc.weight,3,0,8500,1\nfc.weight,4,0,17000,1\n"},
-			[]string{"fc.weight grad_reduced max  3 8500"}, []string{}},
+			"fc.weight,0,0,250,1\nfc.weight,1,0,1000,1\nfc.weight,2,0,4000,1\nfc.weight,3,0,16000,1\nfc.weight,4,0,17000,1\n"},
+			[]string{"fc.weight grad_reduced max  2 4000"}, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, err := Read(context.Background(), writeMonitor(t, tc.files), Options{Ahead: ahead.MonitorJudge})

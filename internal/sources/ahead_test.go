@@ -111,10 +111,32 @@ func TestAheadOnGeneratedRuns(t *testing.T) {
 	}
 }
 
+// realSideWant is a warning a real run's log or monitor gives, by the
+// step the dump's warning is due (its truth's warn_by_step).
+type realSideWant struct {
+	sideWant
+	by int
+}
+
+// realSideWants are the warnings of the real runs that climb (the warn-*
+// runs, where the checkout holds them): every other real run gives none.
+var realSideWants = map[string][]realSideWant{
+	// the model's float16 output (the exp of a rate the learning rate
+	// drives up) climbs x7 a step in the monitor's actv rows
+	"warn-exp-lr": {{sideWant{"monitor", ".output_1", "actv", "max"}, 6}},
+	// the squared activations are cast to float16 after the monitored
+	// module input (float32): the monitor cannot judge them, the log's
+	// grad norm explodes x2.3 a step
+	"warn-fp16-activations": {{sideWant{"log", "grad_norm", "", "grad_norm"}, 6}},
+	// warn-fp16-grad-sum: the float16 sum is made in the all_reduce; the
+	// monitor records the float32 gradients, far from their limit
+}
+
 // The real runs, with their per-rank JSON logs (loss, and for
 // sparse-steps-loss-scale the scaler's loss_scale and skips) and the real
-// TrainerMon output of mask-hidden-sqrt, and the generated fixtures' logs:
-// none warns before the NaN (none climbs towards a limit).
+// TrainerMon output of those that have one, and the generated fixtures'
+// logs: the climbing runs warn as realSideWants says, by their due step;
+// no other warns or notes anything.
 func TestAheadOnRealRuns(t *testing.T) {
 	type input struct {
 		name string
@@ -147,8 +169,14 @@ func TestAheadOnRealRuns(t *testing.T) {
 	for _, c := range inputs {
 		t.Run(c.name, func(t *testing.T) {
 			ws, notes := sideAhead(t, c.in)
-			if len(ws) > 0 || len(notes) > 0 {
-				t.Errorf("warnings %+v, notes %q", ws, notes)
+			want := realSideWants[c.name]
+			if len(ws) != len(want) || len(notes) > 0 {
+				t.Fatalf("warnings %+v, notes %q; want %v", ws, notes, want)
+			}
+			for i, a := range ws {
+				if w := want[i]; (sideWant{a.Source, a.Op, a.Tensor, a.Stat}) != w.sideWant || a.Step > w.by {
+					t.Errorf("warning %s at step %d, want %v by step %d", a.Text, a.Step, w.sideWant, w.by)
+				}
 			}
 		})
 	}
