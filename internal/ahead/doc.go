@@ -11,5 +11,10 @@
 // the files (bytesearch.FindAhead), the reference analyser parses them
 // whole.
 //
-// May import: dump, internal/policy, verdict.
+// Beside the dump, the rule reads the series the training log and the
+// monitor's readers follow (package climb): MonitorJudge and LogJudge are
+// the judges they are given, FromMonitor and FromLog turn the series that
+// fired into warnings, and Merge adds them to the dump's.
+//
+// May import: dump, internal/climb, internal/policy, verdict.
 package ahead

@@ -132,8 +132,12 @@ func Sort(as []verdict.Ahead) {
 // Text is a warning in one line: "Torch.exp.1.forward input_args.0 max
 // 4.4 → 5.5 → 10.7 (steps 3-5): exp stores its result in float16, which
 // overflows past ln(65504) = 11.09; at +3.15 a step it gets there within
-// the next step".
+// the next step". A warning from the log or the monitor names its source:
+// "the monitor's feat.output (actv) max 1500 → …".
 func Text(a verdict.Ahead) string {
 	what := strings.TrimSpace(a.Op + " " + a.Tensor + " " + a.Stat)
+	if a.Source == SourceLog || a.Source == SourceMonitor {
+		what = sideWhat(a)
+	}
 	return fmt.Sprintf("%s %s: %s; at %s it gets there %s", what, a.SeriesText(), a.LimitReason, a.PaceText(), a.WhenText())
 }

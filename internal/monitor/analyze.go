@@ -546,7 +546,7 @@ func (r *Run) rank(rk int) *rankState {
 			return rs
 		}
 	}
-	return newRankState(rk)
+	return newRankState(rk, nil)
 }
 
 // candidate is one section's evidence with its order.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nanhunt/nanhunt/internal/climb"
 )
 
 // writeBigActv writes a TrainerMon actv file of about mb megabytes in a
@@ -47,7 +49,15 @@ func writeBigActv(b testing.TB, dir string, mb int) int {
 
 // BenchmarkReadActv reads a ~50 MB actv CSV (one rank, no anomaly, so
 // every row is parsed and judged).
-func BenchmarkReadActv(b *testing.B) {
+func BenchmarkReadActv(b *testing.B) { benchReadActv(b, Options{Jobs: 1}) }
+
+// BenchmarkReadActvAhead reads the same file following every row's max
+// and min for a warning before the NaN, as nanhunt trace does.
+func BenchmarkReadActvAhead(b *testing.B) {
+	benchReadActv(b, Options{Jobs: 1, Ahead: func(string, string, []climb.Point) bool { return false }})
+}
+
+func benchReadActv(b *testing.B, opt Options) {
 	dir := b.TempDir()
 	rows := writeBigActv(b, dir, 50)
 	st, err := os.Stat(filepath.Join(dir, "Dec03_21-34-40-rank0-1a2b3c4d", "actv_0-99.csv"))
@@ -58,7 +68,7 @@ func BenchmarkReadActv(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := Read(context.Background(), dir, Options{Jobs: 1})
+		r, err := Read(context.Background(), dir, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,7 +18,9 @@
 //
 // Read streams every file once with a small fixed buffer and keeps, per
 // rank and kind of record, only the steps recorded, counts, and the first
-// anomalous row; a second pass rereads only the files of the first
+// anomalous row (and, given Options.Ahead, each row name's max and min at
+// its last few steps while the rank is read, for a warning before the
+// NaN: Run.Climbs); a second pass rereads only the files of the first
 // anomalous step to compare tensor-parallel partners. Damaged lines,
 // unknown columns and unreadable files become Warnings. When Read's
 // context is cancelled, every file stops at its next read of the disk and
@@ -30,9 +32,10 @@
 // norm alone, which is kept but marked weak). Findings is plain data with
 // JSON tags, meant to be embedded in a verdict.
 //
-// It imports nonfinite (the spellings of non-finite values), internal/safeio
+// It imports internal/climb (a series followed for a warning before the
+// NaN), nonfinite (the spellings of non-finite values), internal/safeio
 // (it opens only regular files) and the standard
 // library.
 //
-// May import: internal/nonfinite, internal/safeio.
+// May import: internal/climb, internal/nonfinite, internal/safeio.
 package monitor

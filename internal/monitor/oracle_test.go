@@ -214,7 +214,7 @@ func compareWithOracle(t *testing.T, data []byte, k kind) {
 		_, err := r.ReadAll()
 		csvOK = err == nil
 	}
-	rs := newRankState(0)
+	rs := newRankState(0, nil)
 	fs := newFileSink(rs, "f.csv", 1<<30)
 	fastSink := &recSink{}
 	(&scanner{kind: k, classify: classify, sink: tee{fastSink, fs}}).scan(newRecordReader(bytes.NewReader(data), 64))

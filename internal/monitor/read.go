@@ -24,6 +24,9 @@ type Options struct {
 	// MaxWarningsPerFile caps the warnings listed per file (0: 20); the
 	// rest are counted.
 	MaxWarningsPerFile int
+	// Ahead, when set, follows the max and min of every tensor row, step
+	// after step, and keeps those it says warn before the NaN (Run.Climbs).
+	Ahead AheadJudge
 }
 
 // Run is a monitor output folder that has been read.
@@ -44,7 +47,9 @@ type Run struct {
 
 // Read reads the monitor output under dir (the monitor output folder, or
 // one rank folder) and analyses it. Files are streamed: memory grows with
-// the number of ranks and kinds, not with the rows. Damaged lines and
+// the number of ranks and kinds, not with the rows (with Options.Ahead, a
+// rank being read also keeps about 1 kB per row name, and a rank read
+// keeps only the series that fired). Damaged lines and
 // files become warnings; Read fails only when dir holds nothing readable,
 // or with ctx's error when ctx is done before it finished: every file being
 // read stops at its next read of the disk.
@@ -84,7 +89,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rs := newRankState(g[0].Rank)
+			rs := newRankState(g[0].Rank, opt.Ahead)
 			for _, f := range g {
 				for _, file := range f.Files {
 					if ctx.Err() != nil {
@@ -93,6 +98,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Run, error) {
 					readFile(ctx, dir, file, rs, opt.MaxWarningsPerFile)
 				}
 			}
+			rs.finishClimbs()
 			states[gi] = rs
 		}()
 	}

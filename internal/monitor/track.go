@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nanhunt/nanhunt/internal/climb"
 )
 
 // span is an inclusive range of steps.
@@ -149,10 +151,17 @@ type rankState struct {
 	bytes        int64
 	styles       map[string]bool
 	warns        []Warning
+
+	// judge, when set, follows every module statistic for a warning
+	// before the NaN (climb.go); dtypes are the floating dtypes recorded.
+	judge  AheadJudge
+	climbs map[string]*climbSeries // by climbKey, while the rank is read
+	fired  []climb.Series          // those that fired, once it is read
+	dtypes map[string]bool
 }
 
-func newRankState(rank int) *rankState {
-	return &rankState{rank: rank, styles: map[string]bool{}}
+func newRankState(rank int, judge AheadJudge) *rankState {
+	return &rankState{rank: rank, styles: map[string]bool{}, judge: judge, climbs: map[string]*climbSeries{}, dtypes: map[string]bool{}}
 }
 
 type callKey struct {
@@ -179,6 +188,7 @@ type fileSink struct {
 	inSeen    int
 	inBad     bool
 	calls     map[callKey]int
+	key       []byte // climbKey's buffer
 }
 
 func newFileSink(rs *rankState, file string, maxWarn int) *fileSink {
@@ -204,6 +214,7 @@ func (f *fileSink) close() {
 }
 
 func (f *fileSink) row(t *tensorRow) {
+	f.followClimb(t)
 	if t.an.skip {
 		f.rs.placeholders++
 	}

@@ -182,3 +182,29 @@ func (m *Matcher) AheadCounts(e *dump.Entry) func(t *dump.Tensor) bool {
 		return false
 	}
 }
+
+// The rule beside the dump (README "Heading for overflow"): the monitor's
+// module statistics follow the dump's rule above; the training log's grad
+// norm and loss scale have their own.
+const (
+	// AheadGradFrom: a grad norm is judged from this many logged points
+	// on (the first steps of training set the gradients' scale).
+	AheadGradFrom = 6
+	// AheadGradPace: a grad norm that rises by at least this factor a
+	// step over the rule's last points explodes; so does one past
+	// AheadGradMedian times the median of the AheadGradHistory or more
+	// points logged before them.
+	AheadGradPace    = 2.0
+	AheadGradMedian  = 10.0
+	AheadGradHistory = 8
+	// AheadScaleFalls: a loss scale that fell at this many logged steps
+	// in a row warns; so does one that fell at AheadScaleFalls-1 in a row
+	// and reaches AheadScaleFloor within AheadHorizon steps at that pace.
+	AheadScaleFalls = 3
+	// AheadScaleFloor is the smallest loss scale of Megatron-LM's and
+	// DeepSpeed's dynamic scalers by default (min_loss_scale 1).
+	AheadScaleFloor = 1.0
+	// AheadAssumedDtype is the dtype a monitor row without one is judged
+	// in when every dtype the monitor recorded is it.
+	AheadAssumedDtype = "torch.float16"
+)

@@ -44,6 +44,9 @@ func FromTrace(v *verdict.Verdict) *Verdict {
 	}
 	out.Ahead = []Ahead{}
 	for _, a := range v.Ahead {
+		if a.Source != "dump" {
+			continue // the reference reads the dump only
+		}
 		out.Ahead = append(out.Ahead, Ahead{Op: a.Op, Tensor: a.Tensor, Stat: a.Stat, Ranks: ints(a.Ranks), Step: a.Step, StepsLeft: a.StepsLeft})
 	}
 	out.Scanned = Scanned{Steps: ints(v.Scanned.Steps), NotScanned: ints(v.Scanned.NotScanned)}

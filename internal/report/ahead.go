@@ -6,6 +6,15 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
+// onRanks is " on rank 1", or "" when the source named no rank (a log
+// printed by one rank without saying which).
+func onRanks(ranks []int) string {
+	if len(ranks) == 0 {
+		return ""
+	}
+	return " on " + rankWord(ranks)
+}
+
 // maxAhead bounds the warnings the text shows; the JSON holds them all.
 const maxAhead = 10
 
@@ -22,7 +31,14 @@ func (p *printer) ahead(v *verdict.Verdict) {
 			p.f("  ... %d more (see --format json)\n", len(v.Ahead)-i)
 			break
 		}
-		p.f("  %s %s %s on %s: %s\n", a.Op, a.Tensor, a.Stat, rankWord(a.Ranks), a.SeriesText())
+		switch a.Source {
+		case "log":
+			p.f("  log: %s%s: %s\n", strings.ReplaceAll(a.Stat, "_", " "), onRanks(a.Ranks), a.SeriesText())
+		case "monitor":
+			p.f("  monitor: %s (%s) %s%s: %s\n", a.Op, a.Tensor, a.Stat, onRanks(a.Ranks), a.SeriesText())
+		default:
+			p.f("  %s %s %s on %s: %s\n", a.Op, a.Tensor, a.Stat, rankWord(a.Ranks), a.SeriesText())
+		}
 		p.f("    %s; at %s it gets there %s\n", a.LimitReason, a.PaceText(), a.WhenText())
 		if len(a.Module) > 0 {
 			p.f("    %-7s %s\n", "module", strings.Join(a.Module, " > "))

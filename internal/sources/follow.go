@@ -13,11 +13,13 @@ import (
 )
 
 // Reading is what a follower holds from its last read that succeeded:
-// the evidence, and the warnings of that read.
+// the evidence, the warnings of that read, and what it warns of before
+// the NaN.
 type Reading struct {
 	Log      *verdict.LogEvidence
 	Monitor  *verdict.MonitorEvidence
 	Warnings []verdict.Warning
+	Ahead    Ahead
 }
 
 // CombineReadings joins the followers' last readings with a verdict, as
@@ -26,12 +28,15 @@ func CombineReadings(v *verdict.Verdict, popt plan.Options, readings ...Reading)
 	var le *verdict.LogEvidence
 	var me *verdict.MonitorEvidence
 	var warnings []verdict.Warning
+	var ahead []Ahead
 	for _, r := range readings {
 		le, me = cmpOr(r.Log, le), cmpOr(r.Monitor, me)
 		warnings = append(warnings, r.Warnings...)
+		ahead = append(ahead, r.Ahead)
 	}
 	v = evidence.Combine(v, le, me, popt)
 	v.Warnings = append(v.Warnings, warnings...)
+	addAhead(v, ahead...)
 	return v
 }
 
@@ -74,7 +79,7 @@ func (f *LogFollower) FirstBad(ctx context.Context) (int, bool, error) {
 		l, err := f.log.Read(ctx)
 		f.lastErr = err
 		if err == nil {
-			f.last = Reading{Log: evidence.FromLog(l), Warnings: logWarnings(l)}
+			f.last = Reading{Log: evidence.FromLog(l), Warnings: logWarnings(l), Ahead: logAhead(l)}
 		}
 	}
 	if f.lastErr != nil {
@@ -121,7 +126,7 @@ func (f *MonitorFollower) FirstBad(ctx context.Context) (int, bool, error) {
 			run, err := f.monitor.Read(ctx)
 			f.lastErr = err
 			if err == nil {
-				f.last = Reading{Monitor: evidence.FromMonitor(run), Warnings: monitorWarnings(run)}
+				f.last = Reading{Monitor: evidence.FromMonitor(run), Warnings: monitorWarnings(run), Ahead: monitorAhead(run)}
 			}
 		}
 	}

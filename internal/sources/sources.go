@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nanhunt/nanhunt/internal/ahead"
 	"github.com/nanhunt/nanhunt/internal/evidence"
 	"github.com/nanhunt/nanhunt/internal/monitor"
 	"github.com/nanhunt/nanhunt/internal/plan"
@@ -73,7 +74,7 @@ func (l Log) Files() []string {
 }
 
 func (l Log) options() (trainlog.Options, error) {
-	opt := trainlog.Options{Format: l.Format, StepOffset: l.StepOffset}
+	opt := trainlog.Options{Format: l.Format, StepOffset: l.StepOffset, Ahead: ahead.LogJudge}
 	for _, p := range l.Patterns {
 		name, expr, err := trainlog.ParsePattern(p)
 		if err != nil {
@@ -97,7 +98,7 @@ func (l Log) Read(ctx context.Context) (*trainlog.Log, error) {
 
 // Read reads the monitor output until ctx is done.
 func (m Monitor) Read(ctx context.Context) (*monitor.Run, error) {
-	opt := monitor.Options{}
+	opt := monitor.Options{Ahead: ahead.MonitorJudge}
 	if m.TPSize > 1 {
 		opt.Groups = monitor.TPGroups(worldOf(m.ranks()), m.TPSize)
 	}
@@ -161,8 +162,9 @@ func (in Inputs) Start(ctx context.Context, g *errgroup.Group) *Said {
 }
 
 // Combine joins what the sources said with the dump's verdict (nil
-// without a dump): their evidence, the plan they call for, and their
-// warnings. Without a source named it returns v as it is.
+// without a dump): their evidence, the plan they call for, their
+// warnings, and what they warn of before the NaN (added to v.Ahead).
+// Without a source named it returns v as it is.
 func (s *Said) Combine(v *verdict.Verdict, popt plan.Options) *verdict.Verdict {
 	if s == nil || !s.inputs.Given() {
 		return v
@@ -170,16 +172,20 @@ func (s *Said) Combine(v *verdict.Verdict, popt plan.Options) *verdict.Verdict {
 	var le *verdict.LogEvidence
 	var me *verdict.MonitorEvidence
 	var warnings []verdict.Warning
+	var ahead []Ahead
 	if s.Log != nil {
 		le = evidence.FromLog(s.Log)
 		warnings = append(warnings, logWarnings(s.Log)...)
+		ahead = append(ahead, logAhead(s.Log))
 	}
 	if s.Monitor != nil {
 		me = evidence.FromMonitor(s.Monitor)
 		warnings = append(warnings, monitorWarnings(s.Monitor)...)
+		ahead = append(ahead, monitorAhead(s.Monitor))
 	}
 	v = evidence.Combine(v, le, me, popt)
 	v.Warnings = append(v.Warnings, warnings...)
+	addAhead(v, ahead...)
 	return v
 }
 

@@ -43,6 +43,11 @@ type rankAgg struct {
 
 	nanIters   int
 	nanPrinted bool
+
+	// judge, when set, follows the grad norm and the loss scale for a
+	// warning before the NaN (climb.go)
+	judge AheadJudge
+	climb rankClimbs
 }
 
 func newRankAgg(rank int, file string) *rankAgg {
@@ -57,6 +62,7 @@ func (a *rankAgg) add(p *pending) {
 		a.nanIters = min(a.nanIters+p.nanIters, maxCount)
 	}
 	it := r.Iteration
+	a.follow(p)
 	if r.Skipped {
 		if r.Loss.NonFinite() && a.loss.earlier(it) {
 			// the loss itself is not finite: the forward made it, whatever
@@ -180,6 +186,7 @@ func (a *rankAgg) merge(b *rankAgg) {
 		}
 	}
 	a.skipExtra += b.skipExtra
+	a.climb.merge(&b.climb)
 	a.nanIters = min(a.nanIters+b.nanIters, maxCount)
 	a.nanPrinted = a.nanPrinted || b.nanPrinted
 }

@@ -30,6 +30,9 @@ type dsLine struct {
 	iter0    int    // "Grad overflow on iteration N": N, the optimizer's 0-based counter; -1 if absent
 	textRank int    // "OVERFLOW! Rank N": N; -1 if absent
 	note     string // the loss-scale change, e.g. "loss scale 65536 → 32768"
+	// scaleFrom and scaleTo are the loss scale before and after the
+	// overflow (Absent when the line does not say)
+	scaleFrom, scaleTo Value
 
 	// dsProgress and dsSteps
 	step    int // N
@@ -107,14 +110,18 @@ func parseOverflow(line []byte, d *dsLine) {
 	switch {
 	case attempted != "" && word("reducing to") != "":
 		d.note = "loss scale " + attempted + " → " + word("reducing to")
+		d.scaleFrom, d.scaleTo = parseValue([]byte(attempted)), parseValue([]byte(word("reducing to")))
 	case attempted != "" && word("but hysteresis is") != "":
 		d.note = "loss scale " + attempted + " kept, hysteresis " + word("but hysteresis is") +
 			" → " + word("Reducing hysteresis to")
+		d.scaleFrom = parseValue([]byte(attempted))
+		d.scaleTo = d.scaleFrom
 	case word("Reducing dynamic loss scale from") != "":
 		v, _ := after(line, "Reducing dynamic loss scale from")
-		from := firstWord(v)
+		from := strings.TrimRight(string(firstWord(v)), ",.")
 		to, _ := after(v, " to ")
-		d.note = "loss scale " + strings.TrimRight(string(from), ",.") + " → " + strings.TrimRight(string(firstWord(to)), ",.")
+		d.note = "loss scale " + from + " → " + strings.TrimRight(string(firstWord(to)), ",.")
+		d.scaleFrom, d.scaleTo = parseValue([]byte(from)), parseValue([]byte(strings.TrimRight(string(firstWord(to)), ",.")))
 	case attempted != "":
 		d.note = "loss scale " + attempted
 	}

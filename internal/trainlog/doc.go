@@ -89,7 +89,9 @@
 // read of the disk and Read returns the context's error. Nothing is ever
 // written.
 //
-// It imports internal/jsonlex, internal/safeio and nonfinite.
+// It imports internal/climb (the series followed for a warning before the
+// NaN), internal/jsonlex, internal/safeio and nonfinite.
 //
-// May import: internal/jsonlex, internal/nonfinite, internal/safeio.
+// May import: internal/climb, internal/jsonlex, internal/nonfinite,
+// internal/safeio.
 package trainlog

@@ -53,7 +53,7 @@ func (k *keyMatcher) pick(ms []jmember) int {
 }
 
 // jsonPatterns are the key matchers of a JSON file.
-type jsonPatterns struct{ step, loss, grad keyMatcher }
+type jsonPatterns struct{ step, loss, grad, scale keyMatcher }
 
 func newJSONPatterns(p Patterns) jsonPatterns {
 	user := func(expr string, def []string, loss bool) keyMatcher {
@@ -67,9 +67,10 @@ func newJSONPatterns(p Patterns) jsonPatterns {
 		return keyMatcher{exact: []string{expr}, re: re}
 	}
 	return jsonPatterns{
-		step: user(p.Step, []string{"step", "iteration", "iter", "global_step"}, false),
-		loss: user(p.Loss, []string{"loss", "lm loss", "local_loss", "train_loss"}, true),
-		grad: user(p.GradNorm, []string{"grad_norm", "grad norm", "gradient_norm"}, false),
+		step:  user(p.Step, []string{"step", "iteration", "iter", "global_step"}, false),
+		loss:  user(p.Loss, []string{"loss", "lm loss", "local_loss", "train_loss"}, true),
+		grad:  user(p.GradNorm, []string{"grad_norm", "grad norm", "gradient_norm"}, false),
+		scale: keyMatcher{exact: []string{"loss_scale", "loss scale", "lossscale", "loss-scale"}},
 	}
 }
 
@@ -313,6 +314,9 @@ func (j *jsonFile) endObject(depth int) {
 	}
 	if k := j.pats.grad.pick(f.members); k >= 0 && k != i {
 		rec.GradNorm = f.members[k].val
+	}
+	if k := j.pats.scale.pick(f.members); k >= 0 && k != i {
+		rec.LossScale = f.members[k].val
 	}
 	j.sink.add(pending{rec: rec, nanIters: -1})
 }

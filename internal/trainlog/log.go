@@ -1,6 +1,10 @@
 package trainlog
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/nanhunt/nanhunt/internal/climb"
+)
 
 // Log is what [Read] found in a set of training logs.
 type Log struct {
@@ -19,6 +23,7 @@ type Log struct {
 	Warnings []Warning
 
 	summary Summary
+	climbs  []climb.Series
 }
 
 // Summary returns what the logs say about the first non-finite values; it
@@ -66,6 +71,10 @@ type Record struct {
 	// Loss and GradNorm are the printed values; either may be Absent.
 	Loss     Value
 	GradNorm Value
+	// LossScale is the loss scale the record prints (Megatron-LM's "loss
+	// scale", a JSON "loss_scale"), or the one a DeepSpeed overflow line
+	// reduces to; Absent when it prints none.
+	LossScale Value
 	// Skipped reports an iteration skipped by the loss scaler; Note says
 	// why ("loss scale 65536 → 32768").
 	Skipped bool

@@ -31,6 +31,10 @@ type Options struct {
 	// KeepFinite is how many plainly finite records per file are kept in
 	// Log.Records: 0 means 10000, a negative number none.
 	KeepFinite int
+	// Ahead, when set, follows each rank's grad norm and loss scale, step
+	// after step, and keeps the series it says warn before the NaN
+	// (Log.Climbs).
+	Ahead AheadJudge
 }
 
 // Patterns are user patterns for the step, the loss and the grad norm.

@@ -18,10 +18,11 @@ type readOpts struct {
 	text       textPatterns
 	offset     *int
 	keepFinite int
+	ahead      AheadJudge
 }
 
 func checkOptions(opt Options) (readOpts, error) {
-	ro := readOpts{format: strings.ToLower(strings.TrimSpace(opt.Format)), patterns: opt.Patterns, offset: opt.StepOffset}
+	ro := readOpts{format: strings.ToLower(strings.TrimSpace(opt.Format)), patterns: opt.Patterns, offset: opt.StepOffset, ahead: opt.Ahead}
 	switch ro.format {
 	case "":
 		ro.format = FormatAuto
@@ -90,6 +91,7 @@ func Read(ctx context.Context, paths []string, opt Options) (*Log, error) {
 		slices.Sort(rs)
 		for _, r := range rs {
 			aggs = append(aggs, res.sink.ranks[r])
+			l.climbs = append(l.climbs, res.sink.ranks[r].climbs()...)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -168,7 +170,7 @@ func readFile(ctx context.Context, path string, ro *readOpts) (fileResult, error
 	var s *sink
 	switch mode := sniff(in.br, ro.format); mode {
 	case modeJSONDoc, modeJSONLines:
-		s = newSink(path, ro.keepFinite)
+		s = newSink(path, ro.keepFinite, ro.ahead)
 		j := newJSONFile(path, ro.patterns, w, s)
 		if mode == modeJSONDoc {
 			j.readDoc(in.br)
@@ -193,7 +195,7 @@ func readFile(ctx context.Context, path string, ro *readOpts) (fileResult, error
 		}
 	default:
 		t := &textFile{path: path, nameRank: nameRank, format: ro.format, pats: ro.text, warn: w,
-			structured: newSink(path, ro.keepFinite), generic: newSink(path, ro.keepFinite),
+			structured: newSink(path, ro.keepFinite, ro.ahead), generic: newSink(path, ro.keepFinite, ro.ahead),
 			ds: map[int]*dsState{}, gen: map[int]*genericState{}}
 		t.read(&lineReader{br: in.br, max: maxTextLine})
 		res.file.Lines = t.lines

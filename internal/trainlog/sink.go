@@ -22,6 +22,12 @@ type pending struct {
 	mergeable bool // a value line that a later value line may complete
 	overflow  bool // from a DeepSpeed overflow line
 	approx    bool // a skip whose iteration may be wrong
+	// scaleFrom is the loss scale an overflow line says was attempted
+	// (Absent when it says none): the scale held before the overflow
+	scaleFrom Value
+	// trained: the rank is known to have applied a step before this one
+	// (a DeepSpeed progress line counted more steps than skipped ones)
+	trained bool
 }
 
 // sink receives the records of one file for one family of line formats,
@@ -29,6 +35,7 @@ type pending struct {
 type sink struct {
 	path       string
 	keepFinite int
+	ahead      AheadJudge
 
 	recs       []Record
 	keptFinite int
@@ -43,8 +50,8 @@ type sink struct {
 	skipped map[int]bool
 }
 
-func newSink(path string, keepFinite int) *sink {
-	return &sink{path: path, keepFinite: keepFinite, ranks: map[int]*rankAgg{}, pending: map[int]*pending{}}
+func newSink(path string, keepFinite int, ahead AheadJudge) *sink {
+	return &sink{path: path, keepFinite: keepFinite, ahead: ahead, ranks: map[int]*rankAgg{}, pending: map[int]*pending{}}
 }
 
 // add takes a record. A mergeable record (a value line) completes the
@@ -100,6 +107,7 @@ func (s *sink) flush(p *pending) {
 	a := s.ranks[r.Rank]
 	if a == nil {
 		a = newRankAgg(r.Rank, s.path)
+		a.judge = s.ahead
 		s.ranks[r.Rank] = a
 	}
 	a.add(p)
@@ -163,6 +171,7 @@ func (s *sink) setOffset(off int) {
 	}
 	for _, a := range s.ranks {
 		a.offset = off
+		a.shiftClimbs(off)
 	}
 }
 

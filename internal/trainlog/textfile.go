@@ -39,6 +39,10 @@ type dsState struct {
 
 	lossSeen  bool  // a Megatron line of this rank printed a loss
 	lastScale Value // the last Megatron loss scale
+
+	// applied: a progress line counted more steps than skipped ones, so
+	// the rank has trained (its scale is no longer the initial search)
+	applied bool
 }
 
 // textFile reads one text file.
@@ -138,7 +142,7 @@ func (t *textFile) megatron(m *megLine, rank, n int) {
 	st := t.state(rank)
 	st.own.progress(m.iter, n)
 	t.file.progress(m.iter, n)
-	rec := Record{File: t.path, Line: n, Rank: rank, Iteration: m.iter, Loss: m.loss, GradNorm: m.grad}
+	rec := Record{File: t.path, Line: n, Rank: rank, Iteration: m.iter, Loss: m.loss, GradNorm: m.grad, LossScale: m.lossScale}
 	if m.lossKey == nil && st.lossSeen && m.skipped <= 0 {
 		rec.LossLeftOut = true
 	}
@@ -182,7 +186,7 @@ func (t *textFile) deepspeed(d *dsLine, rank int, ranked bool, n int) {
 				st.cur = src.cur
 			}
 		}
-		rec := Record{File: t.path, Line: n, Rank: rank, Skipped: true, Note: d.note}
+		rec := Record{File: t.path, Line: n, Rank: rank, Skipped: true, Note: d.note, LossScale: d.scaleTo}
 		approx := false
 		if d.iter0 >= 0 {
 			rec.Iteration = d.iter0 + 1
@@ -193,10 +197,11 @@ func (t *textFile) deepspeed(d *dsLine, rank int, ranked bool, n int) {
 		st.cur = rec.Iteration
 		st.overflowSeen = true
 		t.lastOverflow = lastOverflow{line: n, rank: rank, ranked: ranked, kinds: d.ovKind, lastKind: d.ovKind, lastNote: d.note}
-		t.structured.add(pending{rec: rec, nanIters: -1, overflow: true, approx: approx})
+		t.structured.add(pending{rec: rec, nanIters: -1, overflow: true, approx: approx, scaleFrom: d.scaleFrom, trained: st.applied})
 	case dsProgress:
 		st.own.progress(d.step, n)
 		t.file.progress(d.step, n)
+		st.applied = st.applied || (d.skipped >= 0 && d.step > d.skipped)
 		if st.skippedKnown && d.skipped > st.skipped && !st.overflowSeen {
 			rec := Record{File: t.path, Line: n, Rank: rank, Iteration: d.step, Skipped: true, Inferred: true,
 				Note: fmt.Sprintf("skipped= rose from %d to %d", st.skipped, d.skipped)}
@@ -287,6 +292,9 @@ func (t *textFile) mergeOverflow(d *dsLine, rank int, ranked bool, n int) bool {
 	t.state(lo.rank).cur = p.rec.Iteration
 	if p.rec.Note == "fp16 overflow" || (strings.Contains(d.note, "→") && !strings.Contains(p.rec.Note, "→")) {
 		p.rec.Note = d.note
+	}
+	if p.rec.LossScale.Kind == Absent && d.scaleTo.Kind != Absent {
+		p.rec.LossScale, p.scaleFrom = d.scaleTo, d.scaleFrom
 	}
 	return true
 }
