@@ -34,16 +34,28 @@ func aheadStep(v *verdict.Verdict, dirs []dump.RankDir) (int, bool) {
 	return best, ok
 }
 
-// findAhead finds the statistics heading for overflow (package ahead):
-// judged at aheadStep, from the values each rank's file of that step
-// holds close to their limit (found by bytesearch.FindAhead, then parsed
-// entry by entry) and the same calls' values at the dumped steps before.
-// A file it cannot read gives a warning, never a changed verdict.
+// findAhead finds the statistics heading for overflow (package ahead),
+// judged at aheadStep (AheadAt).
 func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, jobs int) ([]verdict.Ahead, []verdict.Warning) {
 	step, ok := aheadStep(v, dirs)
 	if !ok {
 		return []verdict.Ahead{}, nil
 	}
+	return AheadAt(ctx, dirs, step, jobs)
+}
+
+// AheadAt is the statistics heading for overflow judged at step (README
+// "How it decides", 12): from the values each rank's file of that step
+// holds close to their limit (found by bytesearch.FindAhead, then parsed
+// entry by entry) and the same calls' values at the dumped steps before.
+// dirs are the rank folders to read: those of step and of the steps
+// before it that a series may reach back to (a rank's last
+// policy.AheadShown dumped steps are enough; later steps are left out, and
+// a rank without a folder at step has no series). A trace judges at the
+// last dumped step before the origin; a watch at each step it checks
+// without an anomaly. jobs bounds the files read at once. A file it cannot
+// read gives a warning; it never fails.
+func AheadAt(ctx context.Context, dirs []dump.RankDir, step, jobs int) ([]verdict.Ahead, []verdict.Warning) {
 	byRank := map[int][]dump.RankDir{}
 	for _, d := range dirs {
 		if d.Step <= step && d.Dump != "" {
@@ -208,7 +220,7 @@ func aheadEntries(ctx context.Context, file string) (starts, lost []int64, size 
 	buf := make([]byte, aheadWindow+2*aheadEdge)
 	var finds bytesearch.AheadFinds
 	var entryLine []byte
-	base, kept := int64(0), 0 // file offset of buf[0]; bytes carried in front
+	base, kept := int64(0), 0          // file offset of buf[0]; bytes carried in front
 	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
 	for {
 		if err := ctx.Err(); err != nil {

@@ -90,7 +90,7 @@ const (
 	EventAnomaly   = "anomaly"   // the alarm: the first anomaly that lasts, or one a sidecar alone shows
 	EventRecovered = "recovered" // an anomaly that the next dumped step no longer shows
 	EventStopped   = "stopped"   // the watch ended without error
-	EventWarning   = "warning"   // a sidecar could not be read (Message says why)
+	EventWarning   = "warning"   // a sidecar could not be read (Message says why), or a statistic heads for overflow (Ahead)
 )
 
 // Step statuses of an EventStep.
@@ -137,7 +137,12 @@ type Event struct {
 	// NonFinite: anomaly from a sidecar alone: what it shows ("nan",
 	// "inf"; "" when it does not tell).
 	NonFinite string
-	At        time.Time
+	// Ahead: warning: a statistic heading for overflow (README "How it
+	// decides", 12), judged at Step, a step checked without an anomaly
+	// before any alarm; given once per call, tensor and statistic. Its
+	// Source is "dump" and Message its Text. Nil for a sidecar's warning.
+	Ahead *verdict.Ahead
+	At    time.Time
 }
 
 // Result is how a watch ended.
@@ -199,6 +204,7 @@ type watcher struct {
 	resume     resumePoint           // where a resumed watch starts
 	state      *State                // saved after each step, when kept
 	stateErr   error                 // the first failure to save it
+	ahead      aheadWatch            // the warnings before the NaN
 }
 
 type sighting struct {
