@@ -13,24 +13,25 @@ import (
 )
 
 // aheadWatch is what the warnings before the NaN need across steps: each
-// rank's folders of the last dumped steps (the series of a warning reach
-// back policy.AheadShown of them), and the warnings already given.
+// rank's folders of the last aheadKept dumped steps, and the warnings
+// already given.
 type aheadWatch struct {
 	dirs   map[int][]dumplayout.RankDir // rank -> its folders of the last steps, oldest first
 	warned map[aheadKey]bool
 	seeded bool // the steps before the first one read are in dirs
-	// judged is the last step judged and found every warning judged at it
-	// (given before or not), for the verdict of an alarm that follows
-	judged *int
-	found  []verdict.Ahead
 }
+
+// aheadKept is how many dumped steps of a rank are remembered: the
+// policy.AheadShown a series reaches back, and one more, as the alarm's
+// warnings are judged at the step before the suspect one.
+const aheadKept = policy.AheadShown + 1
 
 // aheadKey is what a warning is given once for: a call's statistic of one
 // tensor.
 type aheadKey struct{ op, tensor, stat string }
 
 // remember adds the rank folders of a step folder the watch has read,
-// keeping each rank's last policy.AheadShown. The first time, the steps
+// keeping each rank's last aheadKept. The first time, the steps
 // before it that the folder holds (a watch resumed from its state, or
 // started late) are added first, so that its first warnings have their
 // series too.
@@ -62,8 +63,8 @@ func (a *aheadWatch) add(stepDir string) {
 			continue // read already
 		}
 		rd = append(rd, d)
-		if n := len(rd); n > policy.AheadShown {
-			rd = slices.Delete(rd, 0, n-policy.AheadShown)
+		if n := len(rd); n > aheadKept {
+			rd = slices.Delete(rd, 0, n-aheadKept)
 		}
 		a.dirs[d.Rank] = rd
 	}
@@ -95,11 +96,15 @@ func stepsBefore(root string, step, n int) []string {
 }
 
 // judge is the warnings judged at step (trace.AheadAt on the folders
-// remembered) that were not given before. A file it cannot read is left
-// out: the step's own check reports what it could not read.
+// remembered) that were not given before: the series of those given are
+// not read again. A file it cannot read is left out: the step's own check
+// reports what it could not read.
 func (a *aheadWatch) judge(ctx context.Context, step, jobs int) []verdict.Ahead {
+	found, _ := trace.AheadAt(ctx, a.folders(), step, jobs, func(op, tensor, stat string) bool {
+		return a.warned[aheadKey{op, tensor, stat}]
+	})
 	var fresh []verdict.Ahead
-	for _, w := range a.at(ctx, step, jobs) {
+	for _, w := range found {
 		k := aheadKey{w.Op, w.Tensor, w.Stat}
 		if !a.warned[k] {
 			a.warned[k] = true
@@ -109,26 +114,19 @@ func (a *aheadWatch) judge(ctx context.Context, step, jobs int) []verdict.Ahead 
 	return fresh
 }
 
-// at is every warning judged at step, from the folders remembered (the
-// last step judged is not judged again).
-func (a *aheadWatch) at(ctx context.Context, step, jobs int) []verdict.Ahead {
-	if a.judged != nil && *a.judged == step {
-		return a.found
-	}
+// folders are the rank folders remembered.
+func (a *aheadWatch) folders() []dumplayout.RankDir {
 	var dirs []dumplayout.RankDir
 	for _, rd := range a.dirs {
 		dirs = append(dirs, rd...)
 	}
-	found, _ := trace.AheadAt(ctx, dirs, step, jobs)
-	if ctx.Err() == nil {
-		a.judged, a.found = &step, found
-	}
-	return found
+	return dirs
 }
 
 // alarmAhead gives the verdict of an alarm the dump shows (read from
-// steps) the warnings an offline trace gives it: those judged at the last
-// of its steps before the origin's, or none when it has none.
+// steps) the warnings an offline trace gives it: all those judged at the
+// last of its steps before the origin's (given or not), or none when it
+// has none.
 func (a *aheadWatch) alarmAhead(ctx context.Context, v *verdict.Verdict, steps map[int]bool, jobs int) {
 	judged, ok := 0, false
 	for s := range steps {
@@ -138,7 +136,7 @@ func (a *aheadWatch) alarmAhead(ctx context.Context, v *verdict.Verdict, steps m
 	}
 	v.Ahead = []verdict.Ahead{}
 	if ok {
-		v.Ahead = slices.Clone(a.at(ctx, judged, jobs))
+		v.Ahead, _ = trace.AheadAt(ctx, a.folders(), judged, jobs, nil)
 	}
 }
 

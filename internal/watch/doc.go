@@ -36,11 +36,14 @@
 // Before any alarm, each step checked without an anomaly is also judged
 // for statistics heading for overflow (trace.AheadAt, with the rank
 // folders of the dumped steps before it, kept per rank for as many steps
-// as a series shows): each call's tensor statistic that qualifies is
-// reported once, at the first step it does (EventWarning with Ahead). The
-// step's own check leaves them unsearched (trace.Options.NoAhead), so a
-// step's files are searched for them once; the files of the steps before
-// are read only for the calls that have a value close to its limit.
+// as a series shows, and one more for the alarm's): each call's tensor
+// statistic that qualifies is reported once, at the first step it does
+// (EventWarning with Ahead). The step's own check leaves them unsearched
+// (trace.Options.NoAhead), so a step's files are searched for them once;
+// the files of the steps before are read only for the calls that have a
+// value close to its limit and have not been warned of. The alarm's
+// verdict gets every warning judged at the step before its origin, as an
+// offline trace gives it.
 //
 // A watch's output folder and state file are its own while it runs: Lock
 // takes a lock file beside each, so that a second watch on either is
