@@ -23,7 +23,9 @@ func TestWatchWarnsAhead(t *testing.T) {
 	dir := finishedRun(t, "sharp-gradient-fp16")
 	const due = "Distributed.all_reduce.28.forward output.0 max"
 	out, _, _ := runCLI(t, "trace", dir, "--format", "json")
-	var v struct{ Ahead []struct{ Op, Tensor, Stat string } }
+	var v struct {
+		Ahead []struct{ Op, Tensor, Stat string }
+	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Ahead) == 0 {
 		t.Fatalf("the offline trace: %v, %d warnings", err, len(v.Ahead))
 	}
