@@ -20,6 +20,7 @@ type watchFlags struct {
 	traceFlags
 	output        string
 	onAnomaly     string
+	onWarning     string
 	exitOnAnomaly bool
 	state         string
 	poll, settle  time.Duration
@@ -74,6 +75,18 @@ left to check --rank-timeout after the sighting, or the watch ends), the
 alarm is raised from that source alone: "the log shows NaN at step 2; the
 dump stops at step 1: dump step 2".
 
+Before any alarm, each step checked without an anomaly is also judged for
+statistics heading for overflow (the rule of trace's "Heading for overflow",
+with the dumped steps before it): a call's tensor statistic that qualifies
+prints one line, at the first step it does ("step 12: heading for overflow:
+..."; a "warning" event with "ahead" in jsonl), and runs --on-warning once
+with the environment
+  NANHUNT_STEP NANHUNT_RANKS NANHUNT_OP NANHUNT_TENSOR NANHUNT_STAT
+  NANHUNT_DTYPE NANHUNT_LIMIT NANHUNT_STEPS_LEFT NANHUNT_TEXT
+  NANHUNT_SOURCE NANHUNT_DUMP
+escaped as for --on-anomaly. Warnings never change the exit status, and a
+hook that fails is named on stderr as a warning.
+
 It stays out of training's way: one file at a time (--jobs), a lower
 scheduling priority (--nice), memory bounded by the steps not yet complete.
 --state FILE keeps what was checked, so that a new watch resumes there; a
@@ -118,6 +131,7 @@ could not be read).`,
 	cmd.Flags().StringVarP(&f.output, "output", "o", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm")
 	addAlias(cmd, "out", "output")
 	cmd.Flags().StringVar(&f.onAnomaly, "on-anomaly", "", "shell command to run at the alarm (see the environment above)")
+	cmd.Flags().StringVar(&f.onWarning, "on-warning", "", "shell command to run once per statistic heading for overflow (see the environment above)")
 	cmd.Flags().BoolVar(&f.exitOnAnomaly, "exit-on-anomaly", false, "exit 1 right after the alarm")
 	cmd.Flags().StringVar(&f.state, "state", "", "file that keeps what was checked, to resume a watch")
 	cmd.Flags().DurationVar(&f.poll, "poll", 500*time.Millisecond, "how often to look at the folder")
@@ -253,14 +267,15 @@ func watchExit(res watch.Result) int {
 	return exitClean
 }
 
-// runHook runs the --on-anomaly command with the alarm in its environment;
-// its output goes to stderr, so that stdout keeps one format.
-func runHook(ctx context.Context, command string, env []string) error {
+// runHook runs the command of a hook flag (--on-anomaly, --on-warning)
+// through /bin/sh with what it is about in its environment; its output
+// goes to stderr, so that stdout keeps one format.
+func runHook(ctx context.Context, flag, command string, env []string) error {
 	c := shellCommand(ctx, command)
 	c.Env = append(os.Environ(), env...)
 	c.Stdout, c.Stderr = os.Stderr, os.Stderr
 	if err := c.Run(); err != nil {
-		return fmt.Errorf("--on-anomaly %q: %w", command, err)
+		return fmt.Errorf("%s %q: %w", flag, command, err)
 	}
 	return nil
 }

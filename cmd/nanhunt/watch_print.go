@@ -62,6 +62,9 @@ type watchLine struct {
 	// NotWritten: anomaly: the files of the alarm that could not be
 	// written (Verdict and HTML name only those that were)
 	NotWritten []string `json:"not_written,omitempty"`
+	// Ahead: warning: the statistic heading for overflow (verdict's
+	// "ahead" entry), judged at Step
+	Ahead *verdict.Ahead `json:"ahead,omitempty"`
 }
 
 func (p *watchPrinter) event(e watch.Event) {
@@ -99,6 +102,10 @@ func (p *watchPrinter) event(e watch.Event) {
 	case watch.EventEvidence:
 		text = fmt.Sprintf("the %s shows a non-finite value at step %d", e.Source, e.Step)
 	case watch.EventWarning:
+		if e.Ahead != nil {
+			p.aheadWarning(e, &line)
+			return
+		}
 		line.Step, line.Message = nil, e.Message
 		text = "warning: " + e.Message + " (read again when it grows)"
 	case watch.EventRecovered:
@@ -238,7 +245,7 @@ func (p *watchPrinter) raise(e watch.Event, line *watchLine, headline string, a 
 		}
 	}
 	if p.f.onAnomaly != "" {
-		p.alarmFailed(runHook(p.cmd.Context(), p.f.onAnomaly, hookEnv(e, a, files, p.dump)))
+		p.alarmFailed(runHook(p.cmd.Context(), "--on-anomaly", p.f.onAnomaly, hookEnv(e, a, files, p.dump)))
 	}
 }
 

@@ -34,60 +34,136 @@ func aheadStep(v *verdict.Verdict, dirs []dump.RankDir) (int, bool) {
 	return best, ok
 }
 
-// findAhead finds the statistics heading for overflow (package ahead):
-// judged at aheadStep, from the values each rank's file of that step
-// holds close to their limit (found by bytesearch.FindAhead, then parsed
-// entry by entry) and the same calls' values at the dumped steps before.
-// A file it cannot read gives a warning, never a changed verdict.
+// findAhead finds the statistics heading for overflow (package ahead),
+// judged at aheadStep (AheadAt).
 func findAhead(ctx context.Context, v *verdict.Verdict, dirs []dump.RankDir, pol *policy.Policy, jobs int) ([]verdict.Ahead, []verdict.Warning) {
 	step, ok := aheadStep(v, dirs)
 	if !ok {
 		return []verdict.Ahead{}, nil
 	}
+	return AheadAt(ctx, dirs, step, pol, jobs, nil)
+}
+
+// AheadAt is the statistics heading for overflow judged at step (README
+// "How it decides", 12): from the values each rank's file of that step
+// holds close to their limit (found by bytesearch.FindAhead, then parsed
+// entry by entry) and the same calls' values at the dumped steps before.
+// dirs are the rank folders to read: those of step and of the steps
+// before it that a series may reach back to (a rank's last
+// policy.AheadShown dumped steps are enough; later steps are left out, and
+// a rank without a folder at step has no series). A trace judges at the
+// last dumped step before the origin; a watch at each step it checks
+// without an anomaly. pol is the rule set (which values are a call's own:
+// policy.Matcher.AheadCounts). jobs bounds the files read at once. A file
+// it cannot read gives a warning; it never fails.
+//
+// given, when set, names the warnings already given (a watch's): their
+// series are not read, so the list lacks them, unless the tensor's other
+// statistic is watched at step and not given (the two are compared,
+// README 12); every warning not given is as it would be without given.
+func AheadAt(ctx context.Context, dirs []dump.RankDir, step int, pol *policy.Policy, jobs int, given func(op, tensor, stat string) bool) ([]verdict.Ahead, []verdict.Warning) {
 	byRank := map[int][]dump.RankDir{}
 	for _, d := range dirs {
 		if d.Step <= step && d.Dump != "" {
 			byRank[d.Rank] = append(byRank[d.Rank], d)
 		}
 	}
-	type result struct {
-		series []ahead.Series
-		warn   []verdict.Warning
-	}
-	ranks := slices.Sorted(mapsKeys(byRank))
-	results := make([]result, len(ranks))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, jobs))
-	for i, r := range ranks {
+	var ranks []int
+	for _, r := range slices.Sorted(mapsKeys(byRank)) {
 		rd := byRank[r]
 		slices.SortFunc(rd, func(a, b dump.RankDir) int { return a.Step - b.Step })
-		if rd[len(rd)-1].Step != step {
-			continue
+		if rd[len(rd)-1].Step == step {
+			ranks = append(ranks, r)
 		}
+	}
+	vals := make([][]ahead.Value, len(ranks))
+	warns := make([][]verdict.Warning, len(ranks))
+	forEachRank(len(ranks), jobs, func(i int) {
+		last := byRank[ranks[i]][len(byRank[ranks[i]])-1]
+		var err error
+		if vals[i], err = watchedValues(ctx, last.Dump, pol.Matcher()); err != nil && ctx.Err() == nil {
+			warns[i] = []verdict.Warning{{File: last.Dump, Message: "not searched for values heading for overflow: " + err.Error()}}
+		}
+	})
+	if given != nil {
+		dropGiven(vals, given)
+	}
+	series := make([][]ahead.Series, len(ranks))
+	forEachRank(len(ranks), jobs, func(i int) {
+		series[i] = rankAhead(ctx, ranks[i], byRank[ranks[i]], vals[i], pol.Matcher())
+	})
+	var all []ahead.Series
+	for _, s := range series {
+		all = append(all, s...)
+	}
+	return ahead.Warnings(all, siteReader(byRank, all)), slices.Concat(warns...)
+}
+
+// siteReader gives the module chain and code line of a call on a rank,
+// reading the rank's stack.json and construct.json once, on the first
+// call asked about there, for every call with a series on it.
+func siteReader(byRank map[int][]dump.RankDir, series []ahead.Series) func(rank int, op string) ahead.Site {
+	ops := map[int][]string{}
+	for _, s := range series {
+		ops[s.Rank] = append(ops[s.Rank], s.Op)
+	}
+	read := map[int]*rankFiles{}
+	return func(rank int, op string) ahead.Site {
+		rf, ok := read[rank]
+		if !ok {
+			rd := byRank[rank]
+			rf = readSideFiles(rd[len(rd)-1], slices.Compact(slices.Sorted(slices.Values(ops[rank]))))
+			read[rank] = rf
+		}
+		var s ahead.Site
+		if rf.construct != nil {
+			s.Module = rf.construct.Chain(op)
+		}
+		if uf := userFrames(rf.stackOf(op)); len(uf) > 0 {
+			s.Code = &uf[0]
+		}
+		return s
+	}
+}
+
+// forEachRank calls fn(0) … fn(n-1), at most jobs at once.
+func forEachRank(n, jobs int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, jobs))
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := rankAhead(ctx, r, rd, pol.Matcher())
-			results[i].series = s
-			if err != nil && ctx.Err() == nil {
-				results[i].warn = []verdict.Warning{{File: rd[len(rd)-1].Dump, Message: "not searched for values heading for overflow: " + err.Error()}}
-			}
+			fn(i)
 		}()
 	}
 	wg.Wait()
-	var all []ahead.Series
-	var warns []verdict.Warning
-	for _, res := range results {
-		all = append(all, res.series...)
-		warns = append(warns, res.warn...)
+}
+
+// dropGiven leaves out of the watched values of each rank those of the
+// warnings given, unless the tensor's other statistic (max for min, min
+// for max) is watched on some rank and not given: which of the two is
+// shown is decided from both.
+func dropGiven(vals [][]ahead.Value, given func(op, tensor, stat string) bool) {
+	watched := map[ahead.Key]bool{}
+	for _, vs := range vals {
+		for _, v := range vs {
+			watched[v.Key] = true
+		}
 	}
-	dirOf := map[int]dump.RankDir{}
-	for r, rd := range byRank {
-		dirOf[r] = rd[len(rd)-1]
+	drop := func(k ahead.Key) bool {
+		if !given(k.Op, k.Tensor, k.Stat) {
+			return false
+		}
+		other := k
+		other.Stat = map[string]string{"max": "min", "min": "max"}[k.Stat]
+		return given(other.Op, other.Tensor, other.Stat) || !watched[other]
 	}
-	return ahead.Warnings(all, func(rank int, op string) ahead.Site { return aheadSite(dirOf[rank], op) }), warns
+	for i, vs := range vals {
+		vals[i] = slices.DeleteFunc(vs, func(v ahead.Value) bool { return drop(v.Key) })
+	}
 }
 
 func mapsKeys[V any](m map[int]V) func(func(int) bool) {
@@ -100,27 +176,14 @@ func mapsKeys[V any](m map[int]V) func(func(int) bool) {
 	}
 }
 
-// aheadSite is a call's module chain and code line on a rank.
-func aheadSite(rd dump.RankDir, op string) ahead.Site {
-	rf := readSideFiles(rd, []string{op})
-	var s ahead.Site
-	if rf.construct != nil {
-		s.Module = rf.construct.Chain(op)
-	}
-	if uf := userFrames(rf.stackOf(op)); len(uf) > 0 {
-		s.Code = &uf[0]
-	}
-	return s
-}
-
 // rankAhead is one rank's series: rd are its files up to the step judged,
-// oldest first.
-func rankAhead(ctx context.Context, rank int, rd []dump.RankDir, m *policy.Matcher) ([]ahead.Series, error) {
-	last := rd[len(rd)-1]
-	vals, err := watchedValues(ctx, last.Dump, m)
-	if err != nil || len(vals) == 0 {
-		return nil, err
+// oldest first, vals the values watched in the last of them, and m the
+// rule set's matcher the values of the steps before are read with.
+func rankAhead(ctx context.Context, rank int, rd []dump.RankDir, vals []ahead.Value, m *policy.Matcher) []ahead.Series {
+	if len(vals) == 0 {
+		return nil
 	}
+	last := rd[len(rd)-1]
 	want := map[string]bool{}
 	for _, v := range vals {
 		want[v.Op] = true
@@ -136,7 +199,7 @@ func rankAhead(ctx context.Context, rank int, rd []dump.RankDir, m *policy.Match
 		steps = append(steps, rd[i].Step)
 	}
 	slices.Reverse(steps)
-	return ahead.Build(rank, steps, values), nil
+	return ahead.Build(rank, steps, values)
 }
 
 // watchedValues are the values of a file close enough to their limits to

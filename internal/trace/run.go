@@ -53,6 +53,10 @@ type Options struct {
 	// the HTML page shows): one more read of one file, asked for by whoever
 	// writes a page or keeps the verdict to render one later.
 	Timeline bool
+	// NoAhead leaves the warnings before the NaN unsearched (Ahead null),
+	// for a caller that judges them itself with the steps before (AheadAt:
+	// a watch reads one step at a time).
+	NoAhead bool
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -125,7 +129,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	v := best.verdict()
 	v.Scanned.Path = verdict.Path(opt.Path)
-	if len(opt.Summaries) == 0 {
+	if len(opt.Summaries) == 0 && !opt.NoAhead {
 		// a join has the summaries, not the files
 		var warns []verdict.Warning
 		v.Ahead, warns = findAhead(ctx, v, modeDirs(dirs, best.mode), pol, jobs)

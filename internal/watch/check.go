@@ -28,12 +28,14 @@ func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished [
 	if err != nil || retry {
 		return "", err
 	}
+	w.ahead.remember(w.opt.Path, l.dirs[s], s)
 	if v == nil {
 		w.stepNotRead(l, s, unfinished)
 		return "", nil
 	}
 	if !v.Anomaly {
 		w.stepChecked(l, s, v)
+		w.warnAhead(ctx, s)
 		return "", nil
 	}
 	w.suspect, w.suspectAt = &s, time.Now()
@@ -56,6 +58,7 @@ func (w *watcher) traceStep(ctx context.Context, l *listing, s int, unfinished [
 	}
 	opt := w.opt.Trace
 	opt.Path, opt.Steps, opt.Ranks, opt.Strict, opt.Progress, opt.Expected = l.dirs[s], nil, nil, true, nil, sortedRanks(w.ranks)
+	opt.NoAhead = true // one step has no series: warnAhead judges it with the steps before
 	v, err = trace.Run(ctx, opt)
 	var unreadable *trace.UnreadableError
 	switch {
@@ -207,6 +210,7 @@ func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
 	}
 	opt := w.opt.Trace
 	opt.Path, opt.Steps, opt.Ranks, opt.Progress, opt.Expected = w.opt.Path, steps, nil, nil, sortedRanks(w.ranks)
+	opt.NoAhead = true // the steps before are not all read: the alarm's are judged with them
 	v, err := trace.Run(ctx, opt)
 	if err != nil {
 		return "", err
@@ -216,6 +220,7 @@ func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
 	}
 	w.suspect = nil
 	if v.Anomaly && v.Origin != nil {
+		w.ahead.alarmAhead(ctx, v, steps, w.opt.Trace.Jobs)
 		return w.raise(v, next)
 	}
 	// the next step no longer shows it: an overflow the loss scaler

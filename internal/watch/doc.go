@@ -33,17 +33,30 @@
 // The verdict of every alarm carries its plan (package plan), sized from
 // the dump.
 //
+// Before any alarm, each step checked without an anomaly is also judged
+// for statistics heading for overflow (trace.AheadAt, with the rank
+// folders of the dumped steps before it, kept per rank for as many steps
+// as a series shows, and one more for the alarm's): each call's tensor
+// statistic that qualifies is reported once, at the first step it does
+// (EventWarning with Ahead). The step's own check leaves them unsearched
+// (trace.Options.NoAhead), so a step's files are searched for them once;
+// the files of the steps before are read only for the calls that have a
+// value close to its limit and have not been warned of. The alarm's
+// verdict gets every warning judged at the step before its origin, as an
+// offline trace gives it.
+//
 // A watch's output folder and state file are its own while it runs: Lock
 // takes a lock file beside each, so that a second watch on either is
 // refused at once rather than raise the same alarm again.
 //
 // It imports internal/dumplayout (folder names), trace, verdict, internal/plan,
+// internal/policy (how many steps a warning's series reaches back),
 // internal/sources (the logs and the monitor), internal/ranklist (rank
 // lists in words), internal/outguard (to write its state) and
 // internal/safeio (to read it back without blocking on what is not a
 // regular file).
 //
 // May import: internal/dumplayout, internal/outguard, internal/plan,
-// internal/ranklist, internal/safeio, internal/sources, internal/trace,
+// internal/policy, internal/ranklist, internal/safeio, internal/sources, internal/trace,
 // verdict.
 package watch

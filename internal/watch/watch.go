@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/sources"
 	"github.com/nanhunt/nanhunt/internal/trace"
 	"github.com/nanhunt/nanhunt/verdict"
@@ -90,7 +91,7 @@ const (
 	EventAnomaly   = "anomaly"   // the alarm: the first anomaly that lasts, or one a sidecar alone shows
 	EventRecovered = "recovered" // an anomaly that the next dumped step no longer shows
 	EventStopped   = "stopped"   // the watch ended without error
-	EventWarning   = "warning"   // a sidecar could not be read (Message says why)
+	EventWarning   = "warning"   // a sidecar could not be read (Message says why), or a statistic heads for overflow (Ahead)
 )
 
 // Step statuses of an EventStep.
@@ -137,7 +138,12 @@ type Event struct {
 	// NonFinite: anomaly from a sidecar alone: what it shows ("nan",
 	// "inf"; "" when it does not tell).
 	NonFinite string
-	At        time.Time
+	// Ahead: warning: a statistic heading for overflow (README "How it
+	// decides", 12), judged at Step, a step checked without an anomaly
+	// before any alarm; given once per call, tensor and statistic. Its
+	// Source is "dump" and Message its Text. Nil for a sidecar's warning.
+	Ahead *verdict.Ahead
+	At    time.Time
 }
 
 // Result is how a watch ended.
@@ -199,6 +205,7 @@ type watcher struct {
 	resume     resumePoint           // where a resumed watch starts
 	state      *State                // saved after each step, when kept
 	stateErr   error                 // the first failure to save it
+	ahead      aheadWatch            // the warnings before the NaN
 }
 
 type sighting struct {
@@ -220,9 +227,13 @@ func newWatcher(opt Options, emit func(Event)) *watcher {
 		opt.Trace.Jobs = 1
 	}
 	opt.Sidecars = append(followers(opt.Sources), opt.Sidecars...)
-	return &watcher{opt: opt, emit: emit, next: opt.From, files: map[[2]int]*fileState{},
+	w := &watcher{opt: opt, emit: emit, next: opt.From, files: map[[2]int]*fileState{},
 		ranks: map[int]bool{}, waiting: map[int]string{}, clocks: map[int]stepClock{}, gone: map[int]bool{},
 		unfinished: map[int][]int{}, seen: map[string]sighting{}, failed: map[string]error{}, changed: time.Now(), resume: resumePoint{next: opt.From}}
+	if pol, err := policy.New(opt.Trace.Rules); err == nil {
+		w.ahead.pol = pol // a rule set that does not compile fails the steps' traces, which say why
+	}
+	return w
 }
 
 func (w *watcher) send(e Event) {

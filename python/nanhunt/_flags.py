@@ -977,6 +977,14 @@ LISTING: Dict[str, Any] = json.loads(
           "help": "shell command to run at the alarm (see the environment above)"
         },
         {
+          "name": "on-warning",
+          "shorthand": "",
+          "type": "string",
+          "default": "",
+          "repeatable": false,
+          "help": "shell command to run once per statistic heading for overflow (see the environment above)"
+        },
+        {
           "name": "output",
           "shorthand": "o",
           "type": "string",

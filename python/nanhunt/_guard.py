@@ -40,6 +40,18 @@ class StepGuard:
     verdict is then what the anomaly event says ("anomaly", "origin" with
     step, ranks, op, kind and stage, and the files "not_written").
 
+    Before the NaN, the watch warns of each statistic heading for overflow
+    (a call's tensor Max or Min climbing towards its dtype's limit: README
+    "Heading for overflow"), once per call, tensor and statistic, at the
+    first step it qualifies. ``guard.step()`` calls ``on_warning(warning)``
+    for each warning reported since the last call, oldest first, when
+    given; ``guard.warnings`` keeps them all. A warning is the verdict's
+    "ahead" entry as a dict: "op", "tensor", "stat", "ranks", "dtype",
+    "limit", "step" (the step it was judged at), "series" (the values at
+    the steps before, oldest first), "growth", "steps_left", "module",
+    "code" and "text" (the warning in one line). Warnings never stop the
+    loop.
+
     Silence is not a clean bill: a step the watch could not read whole (a
     rank that never finished it, a dump.json that cannot be read) is
     recorded in ``guard.incomplete``, ``guard.complete`` turns False, and
@@ -49,6 +61,7 @@ class StepGuard:
     (no anomaly, not everything read whole) is reported the same way.
 
     dump_path: msprobe's dump_path (step0/, step1/, ... as they are written).
+    on_warning: called with each warning before the NaN (see above).
     out_dir: where the watch writes the verdict and HTML report of the
         anomaly (never inside the dump; None: the command's default,
         nanhunt-watch/ in the current folder).
@@ -72,6 +85,7 @@ class StepGuard:
         out_dir: Optional[PathLike] = None,
         *,
         raise_on_incomplete: bool = False,
+        on_warning: Optional[Callable[[Dict[str, Any]], Any]] = None,
         max_lag: Optional[int] = None,
         lag_timeout: float = 60.0,
         first_step: int = 0,
@@ -82,6 +96,7 @@ class StepGuard:
         self.dump_path = os.fspath(dump_path)
         self.out_dir = os.fspath(out_dir) if out_dir is not None else None
         self.on_anomaly = on_anomaly
+        self.on_warning = on_warning
         self.raise_on_anomaly = raise_on_anomaly
         self.raise_on_incomplete = raise_on_incomplete
         self.max_lag = max_lag
@@ -100,6 +115,9 @@ class StepGuard:
         #: with status "incomplete" or "unread"; the "stopped" event of a
         #: watch that ended incomplete without one)
         self.incomplete: List[Event] = []
+        #: the statistics heading for overflow the watch warned of, oldest
+        #: first (each the "ahead" dict of a "warning" event)
+        self.warnings: List[Dict[str, Any]] = []
         #: the last events the watch reported, oldest first
         self.events: Deque[Event] = collections.deque(maxlen=1000)
         #: how many times step() was called
@@ -110,6 +128,7 @@ class StepGuard:
         self._ended = False
         self._handled = False
         self._told = 0  # how many incomplete events step() has dealt with
+        self._told_warnings = 0  # how many warnings on_warning was given
         self._warned = ""  # the unread ranks and reasons of the last warning
         self._raised_incomplete = False
         self._queue: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
@@ -122,10 +141,11 @@ class StepGuard:
         return not self.incomplete
 
     def step(self) -> None:
-        """Count one training step; raise AnomalyError (or call on_anomaly)
-        when the watch has reported the anomaly, NanhuntError when the watch
-        failed; warn of (or raise IncompleteError for) the steps it could
-        not read whole."""
+        """Count one training step; call on_warning with each warning
+        before the NaN reported since the last call; raise AnomalyError (or
+        call on_anomaly) when the watch has reported the anomaly,
+        NanhuntError when the watch failed; warn of (or raise
+        IncompleteError for) the steps it could not read whole."""
         if self._closed:
             raise NanhuntError("StepGuard.step() after close()")
         self.steps += 1
@@ -139,6 +159,7 @@ class StepGuard:
             # list may leave steps out, and nothing would ever report them
             if self._dumped(just_dumped) and self._dumped(target):
                 self._catch_up(target)
+        self._tell_warnings()
         if self.anomaly_event is not None and not self._handled:
             self._handled = True
             self.anomaly = self._verdict(self.anomaly_event)
@@ -147,6 +168,14 @@ class StepGuard:
             if self.raise_on_anomaly:
                 raise AnomalyError(self.anomaly, self.anomaly_event)
         self._tell_incomplete()
+
+    def _tell_warnings(self) -> None:
+        """Give on_warning the warnings reported since the last call."""
+        while self._told_warnings < len(self.warnings):
+            warning = self.warnings[self._told_warnings]
+            self._told_warnings += 1  # given once, even when on_warning raises
+            if self.on_warning is not None:
+                self.on_warning(warning)
 
     def _tell_incomplete(self) -> None:
         """Warn of the steps not read whole reported since the last call,
@@ -225,6 +254,8 @@ class StepGuard:
             self.anomaly_event = event
         elif kind == "recovered":
             self.recovered.append(event)
+        elif kind == "warning" and isinstance(event.get("ahead"), dict):
+            self.warnings.append(event["ahead"])
         elif kind == "step" and event.get("status") in ("incomplete", "unread"):
             self.incomplete.append(event)
         elif kind == "stopped" and event.get("complete") is False and not self.incomplete and self.anomaly_event is None:

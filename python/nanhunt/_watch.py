@@ -139,7 +139,12 @@ def watch(
     alarm: "step", "ranks", "op", "kind", "stage", "source", "complete",
     and the "verdict" and "html" files written) and ``stopped`` ("reason":
     idle, until-step, interrupted, anomaly; "complete" and "unread" for the
-    whole watch).
+    whole watch). A ``warning`` event with "ahead" is a statistic heading
+    for overflow ("step" it was first judged at, "source" "dump", "message"
+    its text, "ahead" the verdict's entry: "op", "tensor", "stat", "ranks",
+    "series", "steps_left", "text", ...), once per call, tensor and
+    statistic; one without "ahead" is a followed log or monitor that could
+    not be read ("source", "message"). Neither changes the exit status.
 
     A step's "status" is "clean" only when every expected rank of it was
     read whole; "incomplete" (some were not, the others hold no NaN/Inf)
@@ -160,7 +165,8 @@ def watch(
     (look at the ``stopped`` event's "complete" before calling that clean).
 
     The options are the flags of ``nanhunt watch``: out_dir (or output:
-    -o, the folder for the alarm's files), exit_on_anomaly, on_anomaly (a shell command), state, poll, settle,
+    -o, the folder for the alarm's files), exit_on_anomaly, on_anomaly and
+    on_warning (shell commands), state, poll, settle,
     rank_timeout, idle_exit (durations), until_step, nice, ranks, rules,
     strict, jobs, and the evidence flags log, log_format, log_pattern,
     log_step_offset, monitor, tp_size. A failed watch (exit status 2)
