@@ -118,3 +118,23 @@ func benchFile(b *testing.B) []byte {
 	}
 	return data
 }
+
+// BenchmarkFindAheadReal runs the search for values heading for overflow
+// over the same real dump.json files (200 kB, in the CPU's caches).
+func BenchmarkFindAheadReal(b *testing.B) {
+	dir := fixturedir.Dir(b)
+	for _, name := range []string{"step4", "step5"} {
+		data, err := os.ReadFile(filepath.Join(dir, "msprobe-generated/bwd-sqrt-zero-rank2-step5/mix", name, "rank2/dump.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("file="+name, func(b *testing.B) {
+			var f AheadFinds
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				f.Numbers, f.Names = f.Numbers[:0], f.Names[:0]
+				FindAhead(data, testAheadRules, &f)
+			}
+		})
+	}
+}
