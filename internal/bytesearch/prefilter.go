@@ -59,6 +59,8 @@ type Prefilter struct {
 	located   entryMark // the entry of the last hit located in this pass
 	locatedAt int       // where in the window that hit is; -1 before the first
 	opNames   map[string]string
+	off       int64     // stream offset of the window's first byte, for the candidates
+	maxOf     maxMember // the "Max" member of the tensor judged last (ignoredStatOfTensor)
 }
 
 // maxNumberLen is the longest number literal package dump's Reader reads
@@ -97,7 +99,8 @@ func NewPrefilter(window, max int, rules SearchRules) *Prefilter {
 	if max <= 0 {
 		max = 4096
 	}
-	p := &Prefilter{buf: make([]byte, carryLen+window), max: max, vector: true, masks: make([]uint64, 1024), kernel: anchorMasks}
+	p := &Prefilter{buf: make([]byte, carryLen+window), max: max, vector: true, masks: make([]uint64, 1024), kernel: anchorMasks,
+		maxOf: maxMember{quote: -1}}
 	for _, k := range rules.IgnoredStats {
 		if len(k) > 0 && len(k) < 64 {
 			p.ignored = append(p.ignored, []byte(`"`+k+`"`))
@@ -138,6 +141,7 @@ func (p *Prefilter) reset() {
 	p.dataLine, p.afterData = false, false
 	p.prevEntry = entryMark{offset: -1}
 	p.base, p.carry, p.first = 0, 0, 0
+	p.maxOf = maxMember{quote: -1}
 	p.hits.Partial, p.hits.Searched = false, 0
 }
 
@@ -251,6 +255,7 @@ func (p *Prefilter) window(b []byte, carry int, final bool) {
 		lo = 0
 	}
 	off := p.base - int64(carry) // stream offset of b[0]
+	p.off = off
 	p.located, p.locatedAt = entryMark{offset: -1}, -1
 	if p.vector && haveAnchorMasks {
 		p.windowVector(b, lo, hi, off)

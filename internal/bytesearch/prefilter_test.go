@@ -83,6 +83,12 @@ func TestPrefilterSpellings(t *testing.T) {
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.5, "Min": -2e-05, "Mean": 1e+30, "Norm": 3.4028234663852886e+38}]}}}`, true},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": 60000.0, "Min": -2.5, "Mean": 12.5, "Norm": Infinity}]}}}`, true}, // float16 norm
 		{`{"data": {"a.b.0.forward": {"output": [{"Norm": Infinity, "Max": 1.0, "Min": 0}]}}}`, false},                     // no Max before it
+		// a mask: the Norm after the Mean judged by the Max found for the Mean
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Min": 0, "Mean": -Infinity, "Norm": Infinity}]}}}`, true},
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Mean": -Infinity}, {"Norm": Infinity, "Min": 0}]}}}`, false},                              // the Max of another tensor
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Mean": -Infinity, "o": {"a": 1}, "Norm": Infinity}]}}}`, false},                           // a brace between
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Mean": -Infinity, "o": {"a": 1}, "Max": 2, "Norm": Infinity}]}}}`, true},                  // a later Max
+		{`{"data": {"a.b.0.forward": {"output": [{"Max": 1.0, "Mean": -Infinity, "p": "` + strings.Repeat("x", 360) + `", "Norm": Infinity}]}}}`, false}, // too far
 		{`{"data": {"Torch.isnan.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.bool", "Max": true, "Min": false}]}, "Tensor.nan_to_num.0.forward": {}, "Torch.isinf.1.forward": {}}}`, true},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": NaN, "Min": NaN}]}}}`, false},
 		{`{"data": {"a.b.0.forward": {"output": [{"Max": Infinity, "Min": -Infinity}]}}}`, false},

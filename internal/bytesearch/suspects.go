@@ -106,15 +106,41 @@ func (p *Prefilter) ignoredStatOfTensor(b []byte, k int) bool {
 	if key == nil {
 		return false
 	}
-	// a "Max" member earlier in the same object
-	for i := j - len(key); i >= 0 && i > j-400; i-- {
+	// a "Max" member earlier in the same object: the one found for the
+	// tensor's previous ignored statistic, when it lies in this window and
+	// no brace lies between (else the bytes are looked at one by one, back
+	// from the key: the same answer, found again)
+	from := j - len(key)
+	if m := p.maxOf; m.quote-4 >= p.off && p.off+int64(from) >= m.seen && p.off+int64(j)-m.quote < 400 &&
+		!bracesIn(b[m.seen-p.off:from+1]) {
+		p.maxOf.seen = p.off + int64(from)
+		return true
+	}
+	for i := from; i >= 0 && i > j-400; i-- {
 		switch b[i] {
 		case '{', '}':
 			return false
 		case '"':
 			if i >= 4 && string(b[i-4:i+1]) == `"Max"` {
+				p.maxOf = maxMember{quote: p.off + int64(i), seen: p.off + int64(from)}
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// maxMember is where ignoredStatOfTensor last found a "Max" member: the
+// stream offset of its closing quote, and how far after it the bytes are
+// known to hold no brace (the start of the key it was found for). quote is
+// -1 when there is none. (seen >= quote always.)
+type maxMember struct{ quote, seen int64 }
+
+// bracesIn reports whether b holds a brace.
+func bracesIn(b []byte) bool {
+	for _, c := range b {
+		if c == '{' || c == '}' {
+			return true
 		}
 	}
 	return false

@@ -149,7 +149,11 @@ type scanMode uint8
 const (
 	// scanAll: the byte search first; a cleared file is not parsed, the
 	// others are walked, parsing only collectives and the calls the search
-	// flagged.
+	// flagged. The search stops at the window of the first suspect that may
+	// be NaN or +Inf, as a checking read's does: past it, a walk that knows
+	// the rank's first anomaly and first NaN (policy.EntryWalk.Settled)
+	// parses collectives only, which need no search; a walk that does not
+	// reads the file again, its search made whole.
 	scanAll scanMode = iota
 	// scanUntilSevere: as scanAll, but stop at the first call that is
 	// certainly an anomaly (to see whether an anomaly lasts). A file it
@@ -168,7 +172,7 @@ const (
 	// searchToFirstSevere: the byte search stops after the window of the
 	// first suspect that may be NaN or +Inf, then the walk; a checking read
 	// (scanUntilSevere) stops at the first anomaly, which lies there when
-	// that suspect is one.
+	// that suspect is one, and a full read (scanAll) settles there.
 	searchToFirstSevere strategy = iota
 	// searchWhole: the byte search of the whole file, then the walk.
 	searchWhole
@@ -181,7 +185,7 @@ func firstStrategy(mode scanMode, searchWholeFile bool) strategy {
 	switch {
 	case mode == scanWhole:
 		return parseAll
-	case mode == scanUntilSevere && !searchWholeFile:
+	case !searchWholeFile:
 		return searchToFirstSevere
 	}
 	return searchWhole
@@ -197,8 +201,8 @@ type scanner struct {
 	ops    map[string]string
 	rd     *dump.Reader
 	lim    *scanLimits // of the scan under way
-	// searchWhole: a checking read's byte search goes to the end of the
-	// file, as after a search stopped short (tests)
+	// searchWhole: the byte search goes to the end of the file, as after
+	// a search stopped short (tests)
 	searchWhole bool
 }
 

@@ -78,7 +78,7 @@ func (w *walker) walk(src io.Reader) strategy {
 			return parseAll
 		}
 	}
-	if w.hits != nil && w.hits.Partial {
+	if w.pastSearched(rd.Offset()) {
 		return searchWhole // the suspects searched were no anomaly
 	}
 	w.end(rd)
@@ -89,9 +89,12 @@ func (w *walker) walk(src io.Reader) strategy {
 }
 
 // pastSearched reports whether an entry ending at end lies past what a
-// search stopped at its first suspect covered.
+// search stopped at its first suspect covered, while the walk still needs
+// the search: once it is settled, only collectives are parsed, whatever the
+// search found. (A search that saw no statistics yet is not enough either:
+// the counts of the file would lack them.)
 func (w *walker) pastSearched(end int64) bool {
-	return w.hits != nil && w.hits.Partial && end > w.hits.Searched
+	return w.hits != nil && w.hits.Partial && end > w.hits.Searched && !(w.plan.Settled() && w.hits.Stats > 0)
 }
 
 // end records what the end of the file says: damage, the header, the
