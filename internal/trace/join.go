@@ -40,7 +40,7 @@ type recordSet struct {
 	run      string
 	root     string // the dump root the paths are shown under
 	rules    string
-	recs     map[recordKey]recPlace // where each record lies: records are read when their step is analysed
+	recs     recIndex // where each record lies: a step's records are read when it is analysed
 	files    []*os.File
 	names    []string             // their paths
 	roots    []string             // the dump root of the node that wrote each
@@ -117,7 +117,7 @@ func IsSummary(p string) bool {
 // short or damaged, and a node whose summary is missing, become warnings
 // that lower the confidence.
 func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
-	rs := &recordSet{recs: map[recordKey]recPlace{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{},
+	rs := &recordSet{recs: recIndex{}, lost: map[recordKey]string{}, job: map[int]bool{}, groups: map[string][]int{},
 		nodeRanks: map[int]map[int]bool{}, present: map[int]bool{}}
 	count := 0
 	var first string
@@ -166,7 +166,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 	})
 	for _, d := range rs.dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		if _, ok := rs.recs[k]; !ok && rs.lost[k] == "" && !d.NoDump {
+		if held, _ := rs.recs.holds(k); !held && rs.lost[k] == "" && !d.NoDump {
 			rs.lost[k] = "not in the summary"
 		}
 	}
@@ -229,13 +229,10 @@ lines:
 			rs.roots[fileIdx] = string(h.DumpPath)
 			for _, hd := range h.Dirs {
 				rs.noteRank(h.Node, hd.Rank)
-				rec := hd.record()
-				d := &rec
-				absPaths(d, string(h.DumpPath))
-				k := recordKey{d.Mode, d.Step, d.Rank}
+				k := recordKey{hd.Mode, hd.Step, hd.Rank}
 				if !listed[k] {
 					listed[k] = true
-					rs.dirs = append(rs.dirs, rankDirOf(d))
+					rs.dirs = append(rs.dirs, hd.rankDir(string(h.DumpPath)))
 				}
 			}
 			rs.details = rs.details || h.Details
@@ -252,14 +249,14 @@ lines:
 				break lines
 			}
 			k := recordKey{r.Mode, r.Step, r.Rank}
-			if _, ok := rs.recs[k]; ok {
+			if held, detailed := rs.recs.holds(k); held {
 				// the second phase (details) stands for the first
 				switch {
-				case !rs.recs[k].detailed && h.Details:
-				case rs.recs[k].detailed && !h.Details:
+				case !detailed && h.Details:
+				case detailed && !h.Details:
 					continue
 				default:
-					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.names[rs.recs[k].file], file, r.Step, r.Rank)
+					return nil, fmt.Errorf("%s and %s both summarise step %d rank %d: give each rank-step once", rs.names[rs.recs.fileOf(k, detailed)], file, r.Step, r.Rank)
 				}
 			}
 			if !listed[k] {
@@ -277,7 +274,7 @@ lines:
 					rs.job[x] = true
 				}
 			}
-			rs.recs[k] = recPlace{file: int32(fileIdx), offset: at, size: int32(len(b)), detailed: h.Details}
+			rs.recs.add(k, recPlace{file: int32(fileIdx), offset: at, size: int32(len(b)), detailed: h.Details})
 			delete(rs.lost, k)
 			rs.noteRank(h.Node, r.Rank)
 		case l.End != nil:
@@ -305,7 +302,7 @@ func (rs *recordSet) damaged(file string, offset int64, h *summaryHeader, why st
 	var lost []int
 	for _, d := range h.Dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		if _, ok := rs.recs[k]; !ok && !d.NoDump {
+		if held, _ := rs.recs.holds(k); !held && !d.NoDump {
 			rs.lost[k] = fmt.Sprintf("the summary %s is damaged at offset %d (%s) before this rank-step", file, offset, why)
 			lost = append(lost, d.Rank)
 		}
@@ -340,9 +337,13 @@ func (rs *recordSet) scans(dirs []dump.RankDir, mode scanMode) (map[int]*rankSca
 	out := map[int]*rankScan{}
 	files := map[int]int32{} // the summary each scan came from
 	var colls collShare
+	var places map[int]recPlace // the step's records, read from its runs now
+	if len(dirs) > 0 {
+		places = rs.recs.places(stepKey{dirs[0].Mode, dirs[0].Step})
+	}
 	for _, d := range dirs {
 		k := recordKey{d.Mode, d.Step, d.Rank}
-		place, ok := rs.recs[k]
+		place, ok := places[d.Rank]
 		if !ok {
 			why := rs.lost[k]
 			if why == "" {

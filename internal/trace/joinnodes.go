@@ -43,7 +43,7 @@ func (rs *recordSet) notSummarised(file string, h *summaryHeader, end *summaryEn
 		why = fmt.Sprintf("%s stopped after step %d on a mark of %s (job %q; this summary's job %q)", file, after, m.Node, m.Job, h.Job.ID)
 	}
 	for k := range listed {
-		if _, ok := rs.recs[k]; !ok && k.step > after {
+		if held, _ := rs.recs.holds(k); !held && k.step > after {
 			rs.lost[k] = why
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -123,16 +122,12 @@ type summaryDir struct {
 	NoDump    bool          `json:"no_dump,omitempty"` // the folder held no dump.json: no record follows for it
 }
 
-func (d summaryDir) record() record {
-	in := func(name string) fsjson.String { return fsjson.String(path.Join(string(d.Dir), name)) }
-	r := record{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: d.Dir, Dump: in("dump.json"), NoDump: d.NoDump}
-	if d.Stack {
-		r.Stack = in("stack.json")
-	}
-	if d.Construct {
-		r.Construct = in("construct.json")
-	}
-	return r
+// rankDir is the rank folder as a join lists it (rankDirOf), its folder
+// under the dump root of the node.
+func (d summaryDir) rankDir(root string) dump.RankDir {
+	r := record{Dir: d.Dir}
+	absPaths(&r, root)
+	return dump.RankDir{Mode: d.Mode, Step: d.Step, Rank: d.Rank, Dir: string(r.Dir), NoDump: d.NoDump}
 }
 
 // summaryEnd is the last line of a summary. A node that read no step after

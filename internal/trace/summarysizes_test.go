@@ -24,7 +24,7 @@ func TestSummarySizesLikeTheJoin(t *testing.T) {
 	defer rs.close()
 	sizes := SummarySizes(files)
 	sized := 0
-	for k, place := range rs.recs {
+	for k, place := range rs.recs.all() {
 		r, err := rs.read(place)
 		if err != nil {
 			t.Fatal(err)
