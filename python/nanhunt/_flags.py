@@ -998,7 +998,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "string",
           "default": "nanhunt-watch",
           "repeatable": false,
-          "help": "folder for the verdict and the HTML report of the alarm"
+          "help": "folder for the verdict and the HTML report of the alarm (run from inside the dump, the default is nanhunt-watch-NAME beside it)"
         },
         {
           "name": "poll",
