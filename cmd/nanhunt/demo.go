@@ -21,7 +21,13 @@ func demoCommand() *cobra.Command {
 (the loss shows NaN only at step 8; the first NaN is at step 6, born in a
 custom attention kernel's backward on ranks 3 and 7 at once, spread to the
 other ranks by the gradient all_reduce) and traces it, as "nanhunt trace" would
-a real dump.`,
+a real dump. The folder is deleted when the demo ends; --keep DIR writes the
+run to DIR instead and leaves it there, to run the other commands on it.
+--html FILE also writes the report of the verdict as one offline HTML page.
+
+The run has an anomaly on purpose, so the demo exits 1, as "nanhunt trace"
+does on a dump with a NaN/Inf ("go run" then adds its own "exit status 1").
+Exit status: 1 the demo's verdict (an anomaly), 2 bad usage or an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.check(cmd, verdictFormats...); err != nil {
@@ -51,6 +57,7 @@ a real dump.`,
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&keep, "keep", "", "write the run to this folder and keep it (must not exist)")
+	cmd.Flags().StringVar(&keep, "keep", "", "write the run to this folder and keep it (must not exist); without it the run is deleted when the demo ends")
+	cmd.Flags().StringVar(&f.html, "html", "", "also write the report of the demo's verdict as one offline HTML page to this file")
 	return cmd
 }

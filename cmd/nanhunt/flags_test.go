@@ -157,7 +157,7 @@ func TestFlagsListing(t *testing.T) {
 		command, flag string
 		want          *flagEntry // nil: not listed
 	}{
-		{"watch", "output", &flagEntry{Name: "output", Shorthand: "o", Type: "string", Default: "nanhunt-watch", Help: "folder for the verdict and the HTML report of the alarm"}},
+		{"watch", "output", &flagEntry{Name: "output", Shorthand: "o", Type: "string", Default: "nanhunt-watch", Help: "folder for the verdict and the HTML report of the alarm (run from inside the dump, the default is nanhunt-watch-NAME beside it)"}},
 		{"watch", "out", nil},
 		{"watch", "steps", nil}, // refused by watch: hidden
 		{"watch", "settle", &flagEntry{Name: "settle", Type: "duration", Default: "2s", Help: "how long a dump.json must stay unchanged to count as written"}},

@@ -33,9 +33,12 @@ func planCommand() *cobra.Command {
 		Long: `plan analyses DUMP (or reads a verdict saved by "nanhunt trace --format json")
 and says what to collect next:
 
-  - the origin was captured: a "tensor" dump of the origin step on the origin
-    rank(s) and one clean rank, limited to the calls around the root op, for
-    "nanhunt repro";
+  - the origin was captured: a "tensor" dump of the calls around the root op,
+    for "nanhunt repro". By default (any-step) on every step and every rank,
+    with a "nanhunt watch --exit-on-anomaly" that ends the re-run at the
+    first lasting anomaly, since a random NaN rarely comes back at the same
+    step; when that would exceed --budget, or with --mode same-step, only the
+    origin step on the origin rank(s) and one clean rank;
   - the origin was not captured: a dump of every call at that step, with the
     Python lines that register the uncovered user functions;
   - only a training log or monitor output: the steps and ranks to dump.

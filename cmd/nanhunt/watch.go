@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,7 +129,7 @@ could not be read).`,
 	cmd.Flags().Lookup("jobs").Usage = "files read at once"
 	cmd.Flags().StringVar(&f.format, "format", "text", "output: text (a line per step, then the verdict) or jsonl (one JSON object per event)")
 	f.evidence.register(cmd)
-	cmd.Flags().StringVarP(&f.output, "output", "o", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "nanhunt-watch", "folder for the verdict and the HTML report of the alarm (run from inside the dump, the default is nanhunt-watch-NAME beside it)")
 	addAlias(cmd, "out", "output")
 	cmd.Flags().StringVar(&f.onAnomaly, "on-anomaly", "", "shell command to run at the alarm (see the environment above)")
 	cmd.Flags().StringVar(&f.onWarning, "on-warning", "", "shell command to run once per statistic heading for overflow (see the environment above)")
@@ -160,9 +161,12 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	} else if !info.IsDir() {
 		return fmt.Errorf("%s: not a folder: watch follows a dump_path", path)
 	}
-	outDir, err := filepath.Abs(f.output)
+	outDir, moved, err := watchOutDir(path, f.output, cmd.Flags().Changed("output"))
 	if err != nil {
 		return err
+	}
+	if moved {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watch: ./%s would be inside the dump; the alarm's files go to %s (-o chooses)\n", f.output, outDir)
 	}
 	if err := f.guard(path, f.outputs(outDir)...); err != nil {
 		return err
@@ -208,7 +212,7 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	}
 	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
 	if f.format == "text" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v); Ctrl-C stops\n", path, f.settle)
+		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v), the alarm's files to %s; Ctrl-C stops\n", path, f.settle, outDir)
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
@@ -218,6 +222,35 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 		Sources: followed, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
 	}, w.event)
 	return w.finish(res, err)
+}
+
+// watchOutDir is the absolute -o folder. The default, ./nanhunt-watch, is
+// inside the dump when the watch runs from in it ("cd dump_path && nanhunt
+// watch ."): then it is nanhunt-watch-NAME beside the dump (NAME the dump
+// folder's), and moved says so. A folder given with -o is kept as given
+// (the guard refuses it inside the dump).
+func watchOutDir(dump, output string, given bool) (dir string, moved bool, err error) {
+	dir, err = filepath.Abs(output)
+	if err != nil || given {
+		return dir, false, err
+	}
+	absDump, err := filepath.Abs(dump)
+	if err != nil {
+		return "", false, err
+	}
+	// compared as the filesystem resolves them: the working folder may be
+	// reached through a symbolic link to the dump, or the dump through one
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	rel, err := filepath.Rel(real(absDump), real(filepath.Dir(dir)))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return dir, false, nil
+	}
+	return filepath.Join(filepath.Dir(absDump), output+"-"+filepath.Base(absDump)), true, nil
 }
 
 // outputs are what a watch writes, for the guard: the output folder, the

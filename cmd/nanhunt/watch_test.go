@@ -176,3 +176,38 @@ func TestWatchPruneFlag(t *testing.T) {
 		t.Errorf("no pruned.log: %v", err)
 	}
 }
+
+// Run from inside the dump ("cd dump_path && nanhunt watch ."), the
+// default -o folder goes beside the dump, and the first line says where.
+func TestWatchDefaultOutFromInsideTheDump(t *testing.T) {
+	dir := finishedRun(t, "log-negative")
+	t.Chdir(filepath.Join(dir, "step1"))
+	before := treeOf(t, dir)
+	_, stderr, code := runCLI(t, "watch", "..", "--settle", "100ms", "--poll", "20ms", "--exit-on-anomaly")
+	if code != exitAnomaly {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	outDir := filepath.Join(filepath.Dir(dir), "nanhunt-watch-dump")
+	if _, err := os.Stat(filepath.Join(outDir, "verdict-step2.json")); err != nil {
+		t.Errorf("the alarm's verdict is not beside the dump: %v", err)
+	}
+	if first, _, _ := strings.Cut(stderr, "\n"); !strings.Contains(first, "the alarm's files go to "+outDir) {
+		t.Errorf("the first line of stderr does not say where the files go: %q", first)
+	}
+	if after := treeOf(t, dir); after != before {
+		t.Errorf("the watch wrote inside the dump:\n%s\nwas\n%s", after, before)
+	}
+}
+
+// treeOf lists the paths under dir, one a line.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var paths []string
+	if err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		paths = append(paths, p)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(paths, "\n")
+}

@@ -137,7 +137,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 		switch {
 		case string(h.Run) != rs.run:
 			rs.close()
-			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined", file, h.Run, first, rs.run)
+			return nil, fmt.Errorf("%s is of run %q and %s of run %q: summaries of different runs are not joined (give every node the same --run to nanhunt summarize: by default the run is the node's dump path, made absolute)", file, h.Run, first, rs.run)
 		case h.Rules != rs.rules:
 			rs.close()
 			return nil, fmt.Errorf("%s was made with other rules than %s (fingerprints %q and %q): summarise every node with the same --rules", file, first, h.Rules, rs.rules)

@@ -28,6 +28,14 @@ LISTING: Dict[str, Any] = json.loads(
           "help": "output format: text, json (the stable verdict), markdown (a summary for an issue tracker) or skill (the nan-overflow-detection skill's shapes)"
         },
         {
+          "name": "html",
+          "shorthand": "",
+          "type": "string",
+          "default": "",
+          "repeatable": false,
+          "help": "also write the report of the demo's verdict as one offline HTML page to this file"
+        },
+        {
           "name": "jobs",
           "shorthand": "",
           "type": "int",
@@ -41,7 +49,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "string",
           "default": "",
           "repeatable": false,
-          "help": "write the run to this folder and keep it (must not exist)"
+          "help": "write the run to this folder and keep it (must not exist); without it the run is deleted when the demo ends"
         },
         {
           "name": "log",
@@ -990,7 +998,7 @@ LISTING: Dict[str, Any] = json.loads(
           "type": "string",
           "default": "nanhunt-watch",
           "repeatable": false,
-          "help": "folder for the verdict and the HTML report of the alarm"
+          "help": "folder for the verdict and the HTML report of the alarm (run from inside the dump, the default is nanhunt-watch-NAME beside it)"
         },
         {
           "name": "poll",

@@ -64,7 +64,8 @@ class StepGuard:
     on_warning: called with each warning before the NaN (see above).
     out_dir: where the watch writes the verdict and HTML report of the
         anomaly (never inside the dump; None: the command's default,
-        nanhunt-watch/ in the current folder).
+        nanhunt-watch/ in the current folder, or nanhunt-watch-NAME/ beside
+        the dump when the current folder is inside it).
     max_lag: None (the default) never waits. N makes ``guard.step()`` wait
         while the watch is more than N steps behind the step just dumped,
         at most lag_timeout seconds: with 1, the loop stops at the step after

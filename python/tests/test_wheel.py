@@ -15,7 +15,13 @@ import zipfile
 import support
 import nanhunt
 
-MACHINE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}[platform.machine().lower()]
+MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+# the machine the wheel is for: this one's, or NANHUNT_TEST_WHEEL_MACHINE
+# when NANHUNT_TEST_WHEEL_FILE is a wheel built for another (the aarch64
+# wheel, checked on an x86_64 build machine)
+MACHINE = MACHINES[os.environ.get("NANHUNT_TEST_WHEEL_MACHINE") or platform.machine().lower()]
+# ELF e_machine of each
+ELF_MACHINES = {"x86_64": 62, "aarch64": 183}
 
 
 def setUpModule():
@@ -25,6 +31,12 @@ def setUpModule():
 def version():
     with open(os.path.join(support.PYTHON_DIR, "VERSION"), encoding="utf-8") as f:
         return f.read().strip()
+
+
+def elf_machine(elf: bytes) -> int:
+    """The e_machine field of a little-endian ELF file."""
+    machine, = struct.unpack_from("<H", elf, 0x12)
+    return machine
 
 
 def interpreter_requested(elf: bytes) -> bool:
@@ -76,6 +88,7 @@ class Wheel(unittest.TestCase):
         self.assertEqual((info.external_attr >> 16) & 0o111, 0o111, "not executable")
         elf = self.wheel.read(info)
         self.assertFalse(interpreter_requested(elf), "the binary asks for a dynamic loader: built without CGO_ENABLED=0?")
+        self.assertEqual(elf_machine(elf), ELF_MACHINES[MACHINE], f"the binary is not for {MACHINE}")
 
 
 class Binary(unittest.TestCase):
