@@ -2,10 +2,12 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func TestWatchReplayAlarm(t *testing.T) {
 	}
 	for _, s := range r.steps(t) {
 		if s < o.Step && !slices.Contains(clean, s) {
-			t.Errorf("step %d before the origin was not reported clean (clean: %v)", s, clean)
+			t.Errorf("step %d before the origin was not reported clean (clean: %v; events: %s)", s, clean, eventKinds(events))
 		}
 	}
 	if len(kinds(events, EventRecovered)) != 0 {
@@ -188,4 +190,14 @@ func TestWatchSidecarFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eventKinds lists events in short, "suspect@2 anomaly@2", for a failure
+// message.
+func eventKinds(events []Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "%s@%d(%s) ", e.Kind, e.Step, e.Status)
+	}
+	return b.String()
 }
