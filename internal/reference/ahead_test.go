@@ -22,6 +22,7 @@ func aheadRun(t *testing.T, rng *rand.Rand) string {
 	t.Helper()
 	dir := t.TempDir()
 	steps, ranks := 3+rng.IntN(4), 1+rng.IntN(3)
+	compact := rng.IntN(4) == 0 // a layout other than json.dump(indent)
 	dtypes := []string{"torch.float16", "torch.float16", "torch.bfloat16", "torch.float32", "torch.int64"}
 	type series struct {
 		op, dtype string
@@ -70,7 +71,7 @@ func aheadRun(t *testing.T, rng *rand.Rand) string {
 				data[sr.op] = map[string]any{"input_args": ins, "input_kwargs": map[string]any{}, "output": []any{tensor(1, 0, "torch.float16")}}
 				order = append(order, sr.op)
 			}
-			writeOrdered(t, filepath.Join(dir, fmt.Sprintf("step%d", s), fmt.Sprintf("rank%d", r)), data, order)
+			writeOrdered(t, filepath.Join(dir, fmt.Sprintf("step%d", s), fmt.Sprintf("rank%d", r)), data, order, compact)
 		}
 	}
 	return dir
@@ -92,8 +93,9 @@ func (f pyFloat) MarshalJSON() ([]byte, error) {
 }
 
 // writeOrdered writes dump.json with its entries in order, as
-// json.dump(indent=1) does, and empty side files.
-func writeOrdered(t *testing.T, dir string, data map[string]any, order []string) {
+// json.dump(indent=1) does (compact: the whole document on one line), and
+// empty side files.
+func writeOrdered(t *testing.T, dir string, data map[string]any, order []string, compact bool) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -102,6 +104,9 @@ func writeOrdered(t *testing.T, dir string, data map[string]any, order []string)
 	b.WriteString("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"data\": {\n")
 	for i, op := range order {
 		v, err := json.MarshalIndent(data[op], "  ", " ")
+		if compact {
+			v, err = json.Marshal(data[op])
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +117,11 @@ func writeOrdered(t *testing.T, dir string, data map[string]any, order []string)
 		fmt.Fprintf(&b, "  %q: %s%s\n", op, v, sep)
 	}
 	b.WriteString(" }\n}\n")
-	for name, body := range map[string]string{"dump.json": b.String(), "stack.json": "{}", "construct.json": "{}"} {
+	doc := b.String()
+	if compact {
+		doc = strings.Join(strings.Fields(doc), " ") // one line, as json.dumps without indent
+	}
+	for name, body := range map[string]string{"dump.json": doc, "stack.json": "{}", "construct.json": "{}"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -141,5 +150,38 @@ func TestDifferentialAhead(t *testing.T) {
 	}
 	if warned < 5 {
 		t.Errorf("%d warnings over the runs: too few to test the rule", warned)
+	}
+}
+
+// A dump.json of another layout than json.dump(indent) (each entry on one
+// line) gets the warnings an indented one gets: an exp input and a
+// float16 value climbing, against the reference.
+func TestDifferentialAheadCompact(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		dir := t.TempDir()
+		for s, v := range []float64{6, 8, 10, 10.8} {
+			tensor := func(max float64, dt string) map[string]any {
+				return map[string]any{"type": "torch.Tensor", "dtype": dt, "shape": []int{4}, "Max": pyFloat(max), "Min": pyFloat(-1), "Mean": pyFloat(0), "Norm": pyFloat(1), "requires_grad": false}
+			}
+			data := map[string]any{
+				"Torch.exp.0.forward":         map[string]any{"input_args": []any{tensor(v, "torch.float16")}, "input_kwargs": map[string]any{}, "output": []any{tensor(1, "torch.float16")}},
+				"Functional.linear.0.forward": map[string]any{"input_args": []any{tensor(1, "torch.float16")}, "input_kwargs": map[string]any{}, "output": []any{tensor(3000*float64(int(1)<<s), "torch.float16")}},
+			}
+			writeOrdered(t, filepath.Join(dir, fmt.Sprintf("step%d", s), "rank0"), data, []string{"Torch.exp.0.forward", "Functional.linear.0.forward"}, compact)
+		}
+		ref, err := Analyse(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := trace.Run(context.Background(), trace.Options{Path: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ref.Ahead) != 2 {
+			t.Errorf("compact %v: the reference gives %+v, want the exp input and the linear output", compact, ref.Ahead)
+		}
+		for _, l := range Diff(ref, FromTrace(v)) {
+			t.Errorf("compact %v: %s", compact, l)
+		}
 	}
 }

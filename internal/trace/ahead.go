@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"slices"
 	"sync"
 
@@ -69,7 +71,7 @@ func AheadAt(ctx context.Context, dirs []dump.RankDir, step int, pol *policy.Pol
 		}
 	}
 	var ranks []int
-	for _, r := range slices.Sorted(mapsKeys(byRank)) {
+	for _, r := range slices.Sorted(maps.Keys(byRank)) {
 		rd := byRank[r]
 		slices.SortFunc(rd, func(a, b dump.RankDir) int { return a.Step - b.Step })
 		if rd[len(rd)-1].Step == step {
@@ -166,16 +168,6 @@ func dropGiven(vals [][]ahead.Value, given func(op, tensor, stat string) bool) {
 	}
 }
 
-func mapsKeys[V any](m map[int]V) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // rankAhead is one rank's series: rd are its files up to the step judged,
 // oldest first, vals the values watched in the last of them, and m the
 // rule set's matcher the values of the steps before are read with.
@@ -229,6 +221,7 @@ func watchedValues(ctx context.Context, file string, m *policy.Matcher) ([]ahead
 	}
 	if len(lost) > 0 {
 		// a value whose entry began a window earlier: the reader finds it
+		slices.Sort(lost)
 		more, err := entriesHolding(file, lost)
 		if err != nil {
 			return nil, err
@@ -319,7 +312,11 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 		var found []int64
 		holdsNumber := map[int64]bool{} // entries found by a large number, not only by their name
 		for _, o := range finds.Names {
-			if o >= lo && o < hi && entryLine != nil && o+1 >= len(entryLine) && string(buf[o+1-len(entryLine):o+1]) == string(entryLine) {
+			switch {
+			case o < lo || o >= hi:
+			case entryLine == nil:
+				lost = append(lost, base+int64(o)) // another layout: the reader finds its entry
+			case o+1 >= len(entryLine) && string(buf[o+1-len(entryLine):o+1]) == string(entryLine):
 				found = append(found, base+int64(o))
 			}
 		}
@@ -383,17 +380,11 @@ func lastIndex(b, needle []byte) int {
 // the given offsets (sorted), from one pass of the reader that skips every
 // entry's value.
 func entriesHolding(file string, offsets []int64) ([][2]int64, error) {
-	f, err := safeio.Open(file)
+	f, indent, err := openIndented(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	indent := bytesearch.DocumentIndent(head[:n])
 	rd := dump.NewReader(f, dump.ReaderOptions{Indent: indent, Select: func(string, int64) bool { return false }})
 	var out [][2]int64
 	i := 0
@@ -418,17 +409,12 @@ func entriesHolding(file string, offsets []int64) ([][2]int64, error) {
 // valuesOf are the values of the entries named in want, from one pass of
 // the reader that parses only those.
 func valuesOf(ctx context.Context, file string, want map[string]bool, m *policy.Matcher) ([]ahead.Value, error) {
-	f, err := safeio.Open(file)
+	f, indent, err := openIndented(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	rd := dump.NewReader(f, dump.ReaderOptions{Details: true, Indent: bytesearch.DocumentIndent(head[:n]),
+	rd := dump.NewReader(f, dump.ReaderOptions{Details: true, Indent: indent,
 		Select: func(name string, _ int64) bool { return want[name] }})
 	var out []ahead.Value
 	for rd.Next() {
@@ -443,4 +429,21 @@ func valuesOf(ctx context.Context, file string, want map[string]bool, m *policy.
 		return out, fmt.Errorf("%s: %w", file, err)
 	}
 	return out, nil
+}
+
+// openIndented opens a dump.json and reads from its first bytes the
+// indentation json.dump(indent) gave it (0: another layout), for a reader
+// that passes skipped entries over to their closing lines.
+func openIndented(file string) (*os.File, int, error) {
+	f, err := safeio.Open(file)
+	if err != nil {
+		return nil, 0, err
+	}
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, bytesearch.DocumentIndent(head[:n]), nil
 }
