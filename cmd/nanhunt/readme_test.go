@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -138,4 +139,74 @@ func subset(sub, full any, path string) error {
 		return fmt.Errorf("%s: %s, the verdict %s", path, a, b)
 	}
 	return nil
+}
+
+// TestREADMEPackageMap: the README's map of the packages ("Code") names
+// every package of the module, by its path, by its folder's name and a
+// slash ("ctxtest/", in a line of helpers), or, for a package below
+// another, by its name in its parent's entry ("sim" in internal/synth/'s).
+func TestREADMEPackageMap(t *testing.T) {
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(data), "\n## Code\n")
+	_, block, ok2 := strings.Cut(code, "\n```\n")
+	block, _, ok3 := strings.Cut(block, "\n```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no Code section with a block that maps the packages")
+	}
+	pkgs := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if name := d.Name(); d.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "python") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(path))
+			pkgs[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 40 {
+		t.Fatalf("found %d packages under %s, want the module's", len(pkgs), root)
+	}
+	for pkg := range pkgs {
+		if !inPackageMap(block, pkg) {
+			t.Errorf("README's package map (\"Code\") does not name %s", pkg)
+		}
+	}
+}
+
+// inPackageMap reports whether the map names pkg (see TestREADMEPackageMap).
+func inPackageMap(block, pkg string) bool {
+	if pkg == "." {
+		return strings.Contains(block, "nanhunt.go ")
+	}
+	parent, base := filepath.Split(pkg)
+	word := regexp.MustCompile(`(^|[^\w/])` + regexp.QuoteMeta(base) + `\b`)
+	if regexp.MustCompile(`(^|[^\w/])`+regexp.QuoteMeta(pkg)+`\b`).MatchString(block) || regexp.MustCompile(`(^|[^\w/])`+regexp.QuoteMeta(base)+"/").MatchString(block) {
+		return true
+	}
+	entry := ""
+	for _, line := range strings.Split(block, "\n") {
+		switch {
+		case parent != "" && strings.HasPrefix(line, parent):
+			entry = line
+		case entry != "" && strings.HasPrefix(line, " "):
+			entry += "\n" + line
+		default:
+			if word.MatchString(entry) {
+				return true
+			}
+			entry = ""
+		}
+	}
+	return word.MatchString(entry)
 }

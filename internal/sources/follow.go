@@ -49,11 +49,16 @@ func cmpOr[T any](a, b *T) *T {
 }
 
 // LogFollower follows growing training logs: they are read again when
-// they have grown. A read that fails is returned by FirstBad, and again
-// at each call until a read succeeds.
+// they have grown, or when a file of them appeared or went. A read that
+// fails is returned by FirstBad, and again at each call until a read
+// succeeds; a log file that is not there (a mistyped path, a glob that
+// matches nothing) fails the first look, as it fails a trace, rather than
+// leave the log unread in silence. Files that are all there and still
+// empty are not read: nothing is wrong, nothing is written yet.
 type LogFollower struct {
 	log     Log
-	size    int64
+	size    int64   // of the files there, at the last look
+	missing int     // files not there at the last look
 	last    Reading // of the last read that succeeded
 	lastErr error   // of the last read, nil when it succeeded
 }
@@ -64,22 +69,29 @@ func NewLogFollower(l Log) *LogFollower { return &LogFollower{log: l} }
 // Name is how a watch names the source.
 func (f *LogFollower) Name() string { return "log" }
 
-// FirstBad reads the logs when they have grown and returns the first dump
-// step they show a non-finite value at, when they do; err is why the last
-// read failed.
+// FirstBad reads the logs when they have grown (or a file of them
+// appeared or went) and returns the first dump step they show a
+// non-finite value at, when they do; err is why the last read failed.
 func (f *LogFollower) FirstBad(ctx context.Context) (int, bool, error) {
 	var size int64
+	missing := 0
 	for _, p := range f.log.Files() {
 		if info, err := os.Stat(p); err == nil {
 			size += info.Size()
+		} else {
+			missing++
 		}
 	}
-	if size != f.size {
-		f.size = size
-		l, err := f.log.Read(ctx)
-		f.lastErr = err
-		if err == nil {
-			f.last = Reading{Log: evidence.FromLog(l), Warnings: logWarnings(l), Ahead: logAhead(l)}
+	if size != f.size || missing != f.missing {
+		f.size, f.missing = size, missing
+		if size == 0 && missing == 0 {
+			f.lastErr = nil
+		} else {
+			l, err := f.log.Read(ctx)
+			f.lastErr = err
+			if err == nil {
+				f.last = Reading{Log: evidence.FromLog(l), Warnings: logWarnings(l), Ahead: logAhead(l)}
+			}
 		}
 	}
 	if f.lastErr != nil {
@@ -97,10 +109,13 @@ func (f *LogFollower) Last() Reading { return f.last }
 // MonitorFollower follows the monitor's CSV files, read again when they
 // have grown, at most every few seconds (a run of many ranks writes many
 // files). A read that fails is returned by FirstBad, and again at each
-// call until a read succeeds.
+// call until a read succeeds; a monitor folder that is not there fails
+// the first look, as it fails a trace, until it is made. A folder without
+// CSV files yet is not read: the monitor has written nothing so far.
 type MonitorFollower struct {
 	monitor Monitor
 	size    int64
+	gone    bool // the folder was not there at the last look
 	after   time.Time
 	last    Reading
 	lastErr error
@@ -121,8 +136,18 @@ const monitorEvery = 2 * time.Second
 func (f *MonitorFollower) FirstBad(ctx context.Context) (int, bool, error) {
 	if now := time.Now(); !now.Before(f.after) {
 		f.after = now.Add(monitorEvery)
-		if size := csvBytes(f.monitor.Dir); size != f.size && size != 0 {
-			f.size = size
+		_, statErr := os.Stat(f.monitor.Dir)
+		gone := statErr != nil
+		size := int64(0)
+		if !gone {
+			size = csvBytes(f.monitor.Dir)
+		}
+		read := size != f.size && size != 0 || gone && !f.gone
+		if !gone && f.gone && size == 0 {
+			f.lastErr = nil // made, and nothing written in it yet
+		}
+		f.size, f.gone = size, gone
+		if read {
 			run, err := f.monitor.Read(ctx)
 			f.lastErr = err
 			if err == nil {

@@ -2,10 +2,13 @@ package sources
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // megatronLog is a Megatron-LM log of the trainlog tests: a NaN grad
@@ -81,6 +84,64 @@ func TestFollowerReportsReadErrors(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("warnings %+v name no %s", f.Last().Warnings, folderLog)
+		}
+	})
+}
+
+// A followed log or monitor folder that is not there is no silent gap:
+// the first look fails, as a trace with the same flag does, and again at
+// each call while it is missing; once made and still empty nothing is
+// wrong (the run has written nothing yet); once written it is read.
+func TestFollowerReportsWhatIsNotThere(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("a log file", func(t *testing.T) {
+		missing := filepath.Join(dir, "train.log")
+		f := NewLogFollower(Log{Paths: []string{missing}})
+		for call := 1; call <= 2; call++ {
+			if _, ok, err := f.FirstBad(context.Background()); ok || err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("call %d: ok %v, error %v, want one naming %s as not there", call, ok, err, missing)
+			}
+		}
+		if err := os.WriteFile(missing, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := f.FirstBad(context.Background()); ok || err != nil {
+			t.Fatalf("made empty: ok %v, error %v, want neither", ok, err)
+		}
+		copyFile(t, megatronLog, missing)
+		if step, ok, err := f.FirstBad(context.Background()); err != nil || !ok || step != 4 {
+			t.Errorf("written: step %d, ok %v, error %v, want the NaN at step 4", step, ok, err)
+		}
+	})
+	t.Run("a glob that matches nothing", func(t *testing.T) {
+		glob := filepath.Join(dir, "logs", "rank*.log")
+		f := NewLogFollower(Log{Paths: []string{glob}})
+		if _, ok, err := f.FirstBad(context.Background()); ok || err == nil || !strings.Contains(err.Error(), glob) {
+			t.Errorf("ok %v, error %v, want one naming %s", ok, err, glob)
+		}
+	})
+	t.Run("a monitor folder", func(t *testing.T) {
+		mon := filepath.Join(dir, "monitor_output")
+		f := NewMonitorFollower(Monitor{Dir: mon})
+		for call := 1; call <= 2; call++ {
+			f.after = time.Time{} // a look at each call, not every few seconds
+			if _, ok, err := f.FirstBad(context.Background()); ok || err == nil || !strings.Contains(err.Error(), mon) || !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("call %d: ok %v, error %v, want one naming %s as not there", call, ok, err, mon)
+			}
+		}
+		if err := os.Mkdir(mon, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f.after = time.Time{}
+		if _, ok, err := f.FirstBad(context.Background()); ok || err != nil {
+			t.Fatalf("made empty: ok %v, error %v, want neither", ok, err)
+		}
+		if err := os.CopyFS(mon, os.DirFS(filepath.Join("..", "monitor", "testdata", "v1-forward-tp"))); err != nil {
+			t.Fatal(err)
+		}
+		f.after = time.Time{}
+		if _, ok, err := f.FirstBad(context.Background()); err != nil || !ok {
+			t.Errorf("written: ok %v, error %v, want the monitor's non-finite step", ok, err)
 		}
 	})
 }

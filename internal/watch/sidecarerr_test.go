@@ -22,8 +22,8 @@ func (f failingSource) FirstBad(context.Context) (int, bool, error) {
 	return 0, false, f.err
 }
 
-// A followed source that cannot be read is reported once (not at every
-// poll) and named in the alarm's verdict, whether the dump or another
+// A followed source that cannot be read (or is not there) is reported once
+// (not at every poll) and named in the alarm's verdict, whether the dump or another
 // source raises the alarm; the verdict of the dump's alarm carries its
 // plan.
 func TestSidecarReadErrorsReported(t *testing.T) {
@@ -31,6 +31,7 @@ func TestSidecarReadErrorsReported(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("no training log line here\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	missingLog := filepath.Join(t.TempDir(), "train-typo.log")
 	tests := []struct {
 		name    string
 		dir     string
@@ -46,6 +47,9 @@ func TestSidecarReadErrorsReported(t *testing.T) {
 		{"the followed log does not parse, the dump raises the alarm", generate(t, "log-negative"), func(o *Options) {
 			o.Sources = sources.Inputs{Log: sources.Log{Paths: []string{garbage}}}
 		}, "log", "no training-log lines recognised", "dump"},
+		{"the followed log is not there, the dump raises the alarm", generate(t, "log-negative"), func(o *Options) {
+			o.Sources = sources.Inputs{Log: sources.Log{Paths: []string{missingLog}}}
+		}, "log", missingLog + ": no such file or directory", "dump"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
