@@ -259,6 +259,15 @@ const (
 	aheadEdge   = 256
 )
 
+// aheadBuf is one search's window and finds; aheadBufs keeps them for the
+// next file (a watch searches every rank's file of every step it checks).
+type aheadBuf struct {
+	data  []byte
+	finds bytesearch.AheadFinds
+}
+
+var aheadBufs = sync.Pool{New: func() any { return &aheadBuf{data: make([]byte, aheadWindow+2*aheadEdge)} }}
+
 // expLook is how much of an exp-family entry expUnwatched reads: its name,
 // its first input tensor and the start of its output.
 const expLook = 4096
@@ -278,8 +287,9 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 	defer f.Close()
 	rules := policy.AheadSearchRules()
 	br := bytesearch.AheadRules{IntDigits: rules.IntDigits, Exponent: rules.Exponent, APIs: rules.ExpAPIs}
-	buf := make([]byte, aheadWindow+2*aheadEdge)
-	var finds bytesearch.AheadFinds
+	pooled := aheadBufs.Get().(*aheadBuf)
+	defer aheadBufs.Put(pooled)
+	buf, finds := pooled.data, &pooled.finds
 	var entryLine, closeLine []byte
 	base, kept := int64(0), 0          // file offset of buf[0]; bytes carried in front
 	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
@@ -308,7 +318,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 			hi = n - aheadEdge
 		}
 		finds.Numbers, finds.Names = finds.Numbers[:0], finds.Names[:0]
-		bytesearch.FindAhead(buf[:n], br, &finds)
+		bytesearch.FindAhead(buf[:n], br, finds)
 		var found []int64
 		holdsNumber := map[int64]bool{} // entries found by a large number, not only by their name
 		for _, o := range finds.Names {
