@@ -93,7 +93,7 @@ func TestReproCommand(t *testing.T) {
 }
 
 // TestReproCommandRealDump writes the case of the root cause of a real
-// tensor dump and runs it with /usr/bin/python3 when torch is there.
+// tensor dump and runs it with /usr/bin/python3, which must have torch.
 func TestReproCommandRealDump(t *testing.T) {
 	dump := filepath.Join(fixtures(t), "msprobe-generated", "bwd-sqrt-zero-rank2-step5", "tensor")
 	out := filepath.Join(t.TempDir(), "case")
@@ -110,7 +110,7 @@ func TestReproCommandRealDump(t *testing.T) {
 		t.Errorf("exit %d, stdout %q lacks %q", code, stdout, want)
 	}
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skipf("/usr/bin/python3 with torch is needed to run repro.py: %v", err)
+		t.Fatalf("/usr/bin/python3 with torch is needed to run repro.py (Debian: apt-get install python3-torch): %v", err)
 	}
 	cmd := exec.CommandContext(context.Background(), "/usr/bin/python3", filepath.Join(out, repro.ReproPy), "--device", "cpu")
 	b, err := cmd.CombinedOutput()

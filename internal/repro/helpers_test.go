@@ -29,7 +29,8 @@ var torchCheck struct {
 	err     error
 }
 
-// needTorch skips the test unless /usr/bin/python3 can import torch.
+// needTorch fails the test unless /usr/bin/python3 can import torch: a
+// test of what repro.py does must run it, never pass without it.
 func needTorch(t *testing.T) {
 	t.Helper()
 	torchCheck.once.Do(func() {
@@ -43,11 +44,11 @@ func needTorch(t *testing.T) {
 		torchCheck.version, torchCheck.cuda = v, cuda == "True"
 	})
 	if torchCheck.err != nil {
-		t.Skipf("%s with torch is needed to run repro.py (Debian: apt-get install python3-torch): %v", python, torchCheck.err)
+		t.Fatalf("%s with torch is needed to run repro.py (Debian: apt-get install python3-torch): %v", python, torchCheck.err)
 	}
 }
 
-// fixtures returns ../shared/fixtures, or skips when it is absent.
+// fixtures returns ../shared/fixtures, and fails the test when it is absent.
 func fixtures(t *testing.T) string { return fixturedir.Dir(t) }
 
 // pyRequest is one repro.py to run, and pyResult what it did.

@@ -125,7 +125,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{stackGroup: size(2_000_000, 6_000_000)})
 				return []string{"trace", in}
 			},
-			exit: exitAnomaly, message: `train\.py:42`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+			exit: exitAnomaly, message: `train\.py:42`, maxTime: 10 * time.Second, maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "construct-huge",

@@ -64,7 +64,7 @@ func size(normal, full int) int {
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {
-	return slices.Concat(falseCleanCases(), watchCleanCases(), baseCases(), nameCases(), watchUntrustedCases(), outputCases(), reproUntrustedCases(), summaryCleanCases(),
+	return slices.Concat(falseCleanCases(), watchCleanCases(), baseCases(), nameCases(), commandUntrustedCases(), watchUntrustedCases(), outputCases(), reproUntrustedCases(), summaryCleanCases(),
 		summaryUntrustedCases())
 }
 

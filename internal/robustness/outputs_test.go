@@ -120,37 +120,30 @@ func outputCases() []adversarialCase {
 				}
 			},
 		},
-		{
-			class: "writes", name: "export-sigterm",
-			input:  "SIGTERM to export once its first Parquet file is written",
-			answer: "no .partial file, no Parquet file of the unfinished set, no manifest; exit 2",
-			setup: func(t *testing.T, in, out string) []string {
-				bigExportDump(t, in)
-				return []string{"export", in, "-o", "parquet", "--jobs", "1"}
-			},
-			signal: syscall.SIGTERM, signalWhen: firstParquet,
-			exit: exitError, message: `interrupted`, maxTime: 30 * time.Second, maxRSSMiB: 64,
-			after: func(t *testing.T, out string) {
-				if l := leftovers(t, out, ".partial", ".parquet", "_nanhunt_export.json"); len(l) > 0 {
-					t.Errorf("a stopped export left %v", l)
-				}
-			},
+		exportSignalCase("SIGTERM", "SIGTERM to export once its first Parquet file is written", syscall.SIGTERM),
+		exportSignalCase("SIGINT", "SIGINT (Ctrl-C) to export once its first Parquet file is written", syscall.SIGINT),
+		exportSignalCase("SIGHUP", "SIGHUP (the terminal closed) to export once its first Parquet file is written", syscall.SIGHUP),
+		reportFullDiskCase(),
+	}
+}
+
+// exportSignalCase is an export stopped by sig once its first Parquet file
+// is written: SIGTERM, SIGINT and SIGHUP alike leave nothing of the set.
+func exportSignalCase(name, input string, sig syscall.Signal) adversarialCase {
+	return adversarialCase{
+		class: "writes", name: "export-" + strings.ToLower(name),
+		input:  input,
+		answer: "no .partial file, no Parquet file of the unfinished set, no manifest; exit 2",
+		setup: func(t *testing.T, in, out string) []string {
+			bigExportDump(t, in)
+			return []string{"export", in, "-o", "parquet", "--jobs", "1"}
 		},
-		{
-			class: "writes", name: "export-sigint",
-			input:  "SIGINT (Ctrl-C) to export once its first Parquet file is written",
-			answer: "the same as SIGTERM",
-			setup: func(t *testing.T, in, out string) []string {
-				bigExportDump(t, in)
-				return []string{"export", in, "-o", "parquet", "--jobs", "1"}
-			},
-			signal: syscall.SIGINT, signalWhen: firstParquet,
-			exit: exitError, message: `interrupted`, maxTime: 30 * time.Second, maxRSSMiB: 64,
-			after: func(t *testing.T, out string) {
-				if l := leftovers(t, out, ".partial", ".parquet", "_nanhunt_export.json"); len(l) > 0 {
-					t.Errorf("a stopped export left %v", l)
-				}
-			},
+		signal: sig, signalWhen: firstParquet,
+		exit: exitError, message: `interrupted`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+		after: func(t *testing.T, out string) {
+			if l := leftovers(t, out, ".partial", ".parquet", "_nanhunt_export.json"); len(l) > 0 {
+				t.Errorf("a stopped export left %v", l)
+			}
 		},
 	}
 }

@@ -197,6 +197,34 @@ func watchOutputCases() []adversarialCase {
 			t.Errorf("no anomaly event:\n%s", clip(stdout))
 		}),
 		{
+			class: "untrusted input", name: "watch-full-disk-page-only",
+			input: "nanhunt watch --on-anomaly at an anomaly, on a disk that is full for any file over 64 KiB: the verdict fits, the page does not",
+			answer: "exit 1: the verdict is written and named, the hook is given it and NANHUNT_HTML empty; the page is named on stderr as not written, " +
+				"nowhere as written, and no piece of it is left",
+			setup: func(t *testing.T, in, out string) []string {
+				writeDump(t, in, dumpSpec{})
+				return watchArgs(in, out, "--exit-on-anomaly", "--on-anomaly", hookRecord)
+			},
+			fileLimitKiB: 64,
+			exit:         exitAnomaly, message: `-o .*report-step0\.html was not written: .*file too large`,
+			maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
+			stdout: func(t *testing.T, stdout string) {
+				if !strings.Contains(stdout, "verdict: ") || strings.Contains(stdout, "report: ") {
+					t.Errorf("stdout does not name the verdict alone as written:\n%s", clip(stdout))
+				}
+			},
+			after: func(t *testing.T, out string) {
+				verdict := filepath.Join(out, "alarms", "verdict-step0.json")
+				verdictFile(t, verdict)
+				if runs := hookRuns(t, out); len(runs) != 1 || runs[0] != "[Torch.sqrt.0.forward]["+verdict+"][]" {
+					t.Errorf("the hook was given %q, want once [Torch.sqrt.0.forward][%s][]", runs, verdict)
+				}
+				if l := leftovers(t, out, ".html", ".lock"); len(l) > 0 {
+					t.Errorf("left behind: %v", l)
+				}
+			},
+		},
+		{
 			class: "untrusted input", name: "watch-second-watch",
 			input:  "a second nanhunt watch --on-anomaly on the -o folder and --state of a running watch that has raised the alarm and goes on",
 			answer: "the second is refused at once naming the lock and the first's process (exit 2); the hook ran once",
