@@ -27,7 +27,7 @@ const chromiumPath = "/usr/bin/chromium"
 func chromium(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("headless browser tests need %s (Debian package chromium): %v", chromiumPath, err)
+		t.Fatalf("headless browser tests need %s (Debian package chromium; .ci/run installs it): %v", chromiumPath, err)
 	}
 	return chromiumPath
 }
