@@ -32,14 +32,17 @@ const (
 )
 
 // PlanFile decides how much of a file to parse from its byte search. When
-// only -inf in forward API calls was found, ra (size bytes) is read
-// backwards for the file's last backward entry (bytesearch.LastEntry), which
-// decides whether that -inf can lie after it.
-func PlanFile(h *bytesearch.Hits, ra io.ReaderAt, size int64) Read {
+// only -inf in forward API calls was found, ra (size bytes) is read for a
+// backward entry past the last of them (up to probe bytes past it,
+// bytesearch.EntryAfter), then, when none is there, backwards for the
+// file's last backward entry (bytesearch.LastEntry): whether one lies past
+// them decides whether that -inf can lie in the update. probe changes what
+// is read, never the plan.
+func PlanFile(h *bytesearch.Hits, ra io.ReaderAt, size, probe int64) Read {
 	switch {
 	case NoSuspects(h):
 		return Clear
-	case MasksOnly(h) && masksBeforeLastBackward(h, ra, size):
+	case MasksOnly(h) && masksBeforeLastBackward(h, ra, size, probe):
 		return ClearMasks
 	case (!h.Whole && !h.Partial) || (h.Tensors > 0 && h.Stats == 0):
 		return ReadAll
@@ -48,14 +51,25 @@ func PlanFile(h *bytesearch.Hits, ra io.ReaderAt, size int64) Read {
 }
 
 // masksBeforeLastBackward reports whether every hit of a MasksOnly file
-// lies before its last backward entry.
-func masksBeforeLastBackward(h *bytesearch.Hits, ra io.ReaderAt, size int64) bool {
+// lies before its last backward entry: whether a backward entry lies past
+// the last entry holding a hit. The bytes just after that entry are read
+// first (a training step's first backward entry follows its last mask
+// closely); when no backward entry is there, the file is read from its end
+// backwards for its last one (its optimizer may be a quarter of it).
+func masksBeforeLastBackward(h *bytesearch.Hits, ra io.ReaderAt, size, probe int64) bool {
 	if h.NoBackward {
 		return ClearsFile(h, -1) // what LastEntry would find, reading the file whole again
+	}
+	if next, err := bytesearch.EntryAfter(ra, h.LastEntry, probe, size, h.Indent, IsBackwardNameBytes); err == nil && next >= 0 {
+		return ClearsFile(h, next) // the last backward entry is at next or later
 	}
 	lastBwd, err := bytesearch.LastEntry(ra, size, h.Indent, IsBackwardNameBytes)
 	return err == nil && ClearsFile(h, lastBwd)
 }
+
+// BackwardProbe is how far past its last mask a file is read for a backward
+// entry before it is read from its end instead (PlanFile).
+const BackwardProbe = 256 << 10
 
 // masksFlowIn reports whether -inf in a call of this name is not severe
 // wherever it lies before the step's last backward entry: a forward API

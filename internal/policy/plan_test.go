@@ -46,8 +46,10 @@ func TestPlanFile(t *testing.T) {
 		{"tensors without statistics", h(func(x *bytesearch.Hits) { x.Stats = 0 }), ReadAll},
 		{"no suspect, no tensor (maybe no entry)", h(func(x *bytesearch.Hits) { x.Spans, x.Tensors, x.Stats = nil, 0, 0 }), Walk},
 	} {
-		if got := PlanFile(tc.h, strings.NewReader(planDoc), int64(len(planDoc))); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		for _, probe := range []int64{0, 1, BackwardProbe} {
+			if got := PlanFile(tc.h, strings.NewReader(planDoc), int64(len(planDoc)), probe); got != tc.want {
+				t.Errorf("%s (probe %d): %v, want %v", tc.name, probe, got, tc.want)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/tinylimits"
 )
 
@@ -59,16 +60,21 @@ type scanLimits struct {
 	// interned: the op names a worker keeps one copy of; past it, names
 	// are not shared (memory only).
 	interned int
+	// backwardProbe: how far past the last mask of a file whose suspects
+	// are all masks a backward entry is looked for, before the file is read
+	// from its end for its last one (policy.PlanFile): the same plan either
+	// way.
+	backwardProbe int64
 }
 
 // normalLimits are the limits of every run.
 var normalLimits = scanLimits{deferred: 4096, spans: 1 << 14, colls: 64, collsPerBase: 1, preOps: 1 << 13, tail: 1 << 16,
-	tailByName: 1024, births: 16, suppressKeys: 64, groups: 1024, interned: 1 << 16}
+	tailByName: 1024, births: 16, suppressKeys: 64, groups: 1024, interned: 1 << 16, backwardProbe: policy.BackwardProbe}
 
 // tinyLimits are the limits of the tests' tiny-limits mode: each small
 // enough that the scans of small dumps reach it.
 var tinyLimits = scanLimits{deferred: 2, spans: 2, colls: 1, collsPerBase: 0, preOps: 2, tail: 3,
-	tailByName: 2, births: 2, suppressKeys: 2, groups: 1, interned: 1}
+	tailByName: 2, births: 2, suppressKeys: 2, groups: 1, interned: 1, backwardProbe: 1}
 
 // limitsOf returns the limits a scan under ctx runs with.
 func limitsOf(ctx context.Context) *scanLimits {

@@ -292,7 +292,7 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 			s.openErr = err
 			return s, how
 		}
-		switch policy.PlanFile(hits, f, s.bytes) {
+		switch policy.PlanFile(hits, f, s.bytes, sc.lim.backwardProbe) {
 		case policy.Clear:
 			s.cleared = true
 			return s, how
