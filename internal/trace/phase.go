@@ -145,6 +145,23 @@ type sideTags struct {
 	frames  map[string]policy.Frames
 }
 
+// placesAnyInOptimizer reports whether the side files place any call they
+// were asked about in the optimizer: when none, no entry of the tail is
+// one, and its names need not be read again to say so.
+func (t *sideTags) placesAnyInOptimizer() bool {
+	for name := range t.parents {
+		if t.optimizer(name) {
+			return true
+		}
+	}
+	for name, fr := range t.frames {
+		if fr.Optimizer || t.optimizer(name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *sideTags) optimizer(name string) bool {
 	if ph, ok := policy.ParentPhase(t.parents[name]); ok && ph == policy.Optimizer {
 		return true
@@ -159,12 +176,14 @@ func (t *sideTags) optimizer(name string) bool {
 // without backward entries whose side files place none.
 func (sc *scanner) optimizerStart(s *rankScan, tags *sideTags) int {
 	start := -1
-	sc.eachTail(s, func(name string, index int) bool {
-		if tags.optimizer(name) {
-			start = index
-		}
-		return start < 0
-	})
+	if tags.placesAnyInOptimizer() {
+		sc.eachTail(s, func(name string, index int) bool {
+			if tags.optimizer(name) {
+				start = index
+			}
+			return start < 0
+		})
+	}
 	if start < 0 && s.lastBwd >= 0 {
 		start = max(s.lastBwd, s.lastColl) + 1
 	}
