@@ -119,8 +119,9 @@ def report(copied, cpu_at, peak, items, status):
     per_step = []
     for (step, cpu), (_, nxt) in zip(cpu_at, cpu_at[1:]):
         per_step.append((step, nxt - cpu))
-    for step, cpu in per_step:
-        print("step %d: %.3f s of CPU until the next step began" % (step, cpu))
+    for i, (step, cpu) in enumerate(per_step):
+        until = "the next step began" if i + 1 < len(per_step) else "the watch stopped"
+        print("step %d: %.3f s of CPU until %s" % (step, cpu, until))
     if alarm is not None:
         t, event = alarm
         step = event.get("step")
