@@ -166,10 +166,17 @@ func removeParts(out string, results []FileResult) {
 		}
 		p := filepath.Join(out, filepath.FromSlash(r.Path))
 		os.Remove(p)
-		for dir := filepath.Dir(p); dir != filepath.Clean(out) && strings.HasPrefix(dir, filepath.Clean(out)); dir = filepath.Dir(dir) {
-			if os.Remove(dir) != nil {
-				break // not empty: something else is there
-			}
+		removeEmptyFolders(filepath.Dir(p), out)
+	}
+}
+
+// removeEmptyFolders removes dir and the folders above it up to out (out
+// itself kept) while they are empty: the partition folders of a file that
+// was not written.
+func removeEmptyFolders(dir, out string) {
+	for root := filepath.Clean(out); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break // not empty: something else is there
 		}
 	}
 }

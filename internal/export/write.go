@@ -65,10 +65,12 @@ func exportFile(ctx context.Context, d dump.RankDir, out string, format Format, 
 	rel := filepath.Join(partDir(d), format.partName())
 	p, err := createPart(filepath.Join(out, rel), format)
 	if err != nil {
+		removeEmptyFolders(filepath.Dir(filepath.Join(out, rel)), out)
 		return res, err
 	}
 	if err := copyRows(ctx, rd, more, p, d, &res); err != nil {
 		p.abort()
+		removeEmptyFolders(filepath.Dir(p.path), out)
 		return res, err
 	}
 	res.BytesRead = rd.Offset()
@@ -80,6 +82,7 @@ func exportFile(ctx context.Context, d dump.RankDir, out string, format Format, 
 	}
 	if res.BytesWritten, err = p.close(meta); err != nil {
 		p.abort()
+		removeEmptyFolders(filepath.Dir(p.path), out)
 		return res, err
 	}
 	res.Rows = p.rows

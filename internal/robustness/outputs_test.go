@@ -124,6 +124,36 @@ func outputCases() []adversarialCase {
 		exportSignalCase("SIGINT", "SIGINT (Ctrl-C) to export once its first Parquet file is written", syscall.SIGINT),
 		exportSignalCase("SIGHUP", "SIGHUP (the terminal closed) to export once its first Parquet file is written", syscall.SIGHUP),
 		reportFullDiskCase(),
+		exportFullDiskCase(),
+	}
+}
+
+// exportFullDiskCase is an export whose files cannot be written whole (a
+// full disk): nothing of the set is left, not even the partition folders
+// of the files that failed.
+func exportFullDiskCase() adversarialCase {
+	return adversarialCase{
+		class: "writes", name: "export-full-disk",
+		input:  "export on a full disk (no file may grow past 64 KiB)",
+		answer: "exit 2 naming the file it could not write; no Parquet file, manifest, .partial file or partition folder left",
+		setup: func(t *testing.T, in, out string) []string {
+			bigExportDump(t, in)
+			return []string{"export", in, "-o", "parquet", "--jobs", "2"}
+		},
+		fileLimitKiB: 64,
+		exit:         exitError, message: `part-0\.parquet.*file too large`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+		after: func(t *testing.T, out string) {
+			if l := leftovers(t, out, ".partial", ".parquet", "_nanhunt_export.json"); len(l) > 0 {
+				t.Errorf("a failed export left %v", l)
+			}
+			root := filepath.Join(out, "parquet")
+			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.IsDir() && p != root {
+					t.Errorf("a failed export left the folder %s", p)
+				}
+				return nil
+			})
+		},
 	}
 }
 
