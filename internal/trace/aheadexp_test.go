@@ -88,3 +88,50 @@ func expEntry(rng *rand.Rand, i int) string {
 	}
 	return fmt.Sprintf("%q: {%s}", name, strings.Join(fields, ", "))
 }
+
+// BenchmarkExpUnwatched reads an exp call's entry as msprobe writes it
+// (json.dump(indent=1)), far from its limit: what the search for values
+// heading for overflow does for every exp call of the step it judges.
+func BenchmarkExpUnwatched(b *testing.B) {
+	raw := []byte(`"Torch.exp.0.forward": {
+   "input_args": [
+    {
+     "type": "torch.Tensor",
+     "dtype": "torch.bfloat16",
+     "shape": [
+      4,
+      2048,
+      4096
+     ],
+     "Max": 0.4442889161144027,
+     "Min": -0.4018769971559951,
+     "Mean": 0.001348995492313874,
+     "Norm": 762.9193619373457,
+     "requires_grad": true
+    }
+   ],
+   "input_kwargs": {},
+   "output": [
+    {
+     "type": "torch.Tensor",
+     "dtype": "torch.bfloat16",
+     "shape": [
+      4,
+      2048,
+      4096
+     ],
+     "Max": 2.6008485011825515,
+     "Min": -2.325207782771339,
+     "Mean": -0.005588661193221374,
+     "Norm": 15.713339990943604,
+     "requires_grad": true
+    }
+   ]
+  },`)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if !expUnwatched(raw) {
+			b.Fatal("not passed")
+		}
+	}
+}
