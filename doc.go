@@ -5,17 +5,22 @@
 // and plans what to collect next, and returns the verdict (package
 // verdict). The nanhunt command is this call with flags in front of it.
 //
+// Watch follows the dump_path of a running job with the same rules and
+// the same plan, following its growing logs and monitor output too, and
+// reports each step, the warnings and the alarm as WatchEvents.
+//
 // Plain data in, plain data out: Inputs names the files and the options,
 // and nothing is printed or written. The dump, the logs and the monitor
 // output are read at once, each under the context given: cancelling it
 // stops every file being read, and Run returns the context's error.
 //
 // It imports verdict and the internal packages that do the work:
-// internal/trace (the dump and the summaries), internal/sources (the
+// internal/trace (the dump and the summaries), internal/watch (following
+// a running job), internal/sources (the
 // training logs and the monitor output, through internal/trainlog and
 // internal/monitor), internal/evidence (where they agree with the dump),
 // internal/plan and internal/policy (the rules file).
 //
 // May import: internal/evidence, internal/plan, internal/policy,
-// internal/sources, internal/trace, verdict.
+// internal/sources, internal/trace, internal/watch, verdict.
 package nanhunt
