@@ -66,8 +66,9 @@ type WatchInputs struct {
 	// Watch writes inside the dump.
 	PruneKeep int
 
-	// Started, when set, is called once the inputs are read and the locks
-	// taken, just before the folder is first looked at.
+	// Started, when set, is called once the rules are read and the locks
+	// taken, just before the watch reads its state file and first looks at
+	// the folder.
 	Started func()
 }
 
