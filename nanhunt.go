@@ -187,12 +187,9 @@ func (in Inputs) traceOptions() (trace.Options, error) {
 	if len(in.Summaries) > 0 {
 		opt.Path = ""
 	}
-	if in.RulesFile != "" {
-		rules, err := policy.LoadRules(in.RulesFile)
-		if err != nil {
-			return opt, &InputError{File: in.RulesFile, Err: err}
-		}
-		opt.Rules = rules
+	var err error
+	if opt.Rules, err = loadRules(in.RulesFile); err != nil {
+		return opt, err
 	}
 	if in.Progress != nil {
 		progress := in.Progress
@@ -201,19 +198,40 @@ func (in Inputs) traceOptions() (trace.Options, error) {
 	return opt, nil
 }
 
+// loadRules reads a rules file (nil when none is named): the one reading
+// of the rules, for Run, Watch and Summarize. A file that cannot be read
+// or does not parse is an *InputError naming it.
+func loadRules(file string) ([]policy.Rule, error) {
+	if file == "" {
+		return nil, nil
+	}
+	rules, err := policy.LoadRules(file)
+	if err != nil {
+		return nil, &InputError{File: file, Err: err}
+	}
+	return rules, nil
+}
+
 // planOptions are the plan's options, sized from the summaries or from
 // the dump's shapes.
 func (in Inputs) planOptions() plan.Options {
-	popt := plan.Options{DumpPath: in.Plan.DumpPath, ConfigPath: in.Plan.ConfigPath, Mode: in.Plan.Mode, Budget: in.Plan.Budget}
+	return planOptions(in.Plan, in.Dump, in.Summaries)
+}
+
+// planOptions are the options of a plan shaped by p and sized from the
+// summaries when there are some, else from the dump's shapes: the one
+// sizing of a plan, for Run and Watch.
+func planOptions(p PlanOptions, dump string, summaries []string) plan.Options {
+	popt := plan.Options{DumpPath: p.DumpPath, ConfigPath: p.ConfigPath, Mode: p.Mode, Budget: p.Budget}
 	switch {
-	case len(in.Summaries) > 0:
-		sizes := trace.SummarySizes(in.Summaries)
+	case len(summaries) > 0:
+		sizes := trace.SummarySizes(summaries)
 		popt.Measure = func(step, rank int, apis []string) (plan.Sizes, error) {
 			by, file, err := sizes(step, rank, apis)
 			return plan.Sum(file, by), err
 		}
-	case in.Dump != "":
-		popt.Measure = plan.FromDump(in.Dump)
+	case dump != "":
+		popt.Measure = plan.FromDump(dump)
 	}
 	return popt
 }

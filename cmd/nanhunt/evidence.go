@@ -43,12 +43,6 @@ func (f *evidenceFlags) inputs() (nanhunt.LogInputs, nanhunt.MonitorInputs, erro
 	return log, nanhunt.MonitorInputs{Dir: f.monitor, TPSize: f.tpSize}, nil
 }
 
-// sources are the flags as a watch follows them.
-func (f *evidenceFlags) sources() (sources.Inputs, error) {
-	log, mon, err := f.inputs()
-	return sources.Inputs{Log: sources.Log(log), Monitor: sources.Monitor(mon)}, err
-}
-
 // guard adds the logs and the monitor output to the inputs g protects.
 func (f *evidenceFlags) guard(g *outguard.Guard) {
 	g.Input(sources.Log{Paths: f.logs}.Files()...)

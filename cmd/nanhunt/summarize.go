@@ -1,20 +1,14 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/notation"
-	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/safeio"
 	"github.com/nanhunt/nanhunt/internal/trace"
 )
@@ -115,98 +109,34 @@ func runSummarize(cmd *cobra.Command, dumpArg string, f *summarizeFlags) error {
 	if f.output == "" {
 		return fmt.Errorf("-o OUT is required: a summary file, or a folder the nodes share")
 	}
-	opt, err := summaryOptions(dumpArg, f)
+	in, err := f.inputs(cmd, dumpArg)
 	if err != nil {
-		return err
-	}
-	outPath, err := summaryTarget(f.output, &opt)
-	if err != nil {
-		return err
-	}
-	var g outguard.Guard
-	g.Dump(opt.Path)
-	g.Input(f.rules)
-	if err := g.Check(out("-o", outPath)); err != nil {
-		return err
-	}
-	if err := trace.CheckTarget(opt); err != nil {
 		return err
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
-	var st trace.SummaryStats
-	summarise := func(w io.Writer) error {
-		var err error
-		st, err = trace.Summarize(ctx, opt, w)
-		return err
-	}
-	if outPath == "-" {
-		err = summarise(cmd.OutOrStdout())
-	} else {
-		// written to a temporary file of its own and renamed over outPath:
-		// two processes writing the same summary never interleave; one
-		// that wrote another run's or node's summary there meanwhile is
-		// not written over
-		err = outguard.WriteFileChecked(outPath, summarise, func() error { return trace.CheckTarget(opt) })
-	}
+	res, err := nanhunt.Summarize(ctx, in)
 	if err != nil {
 		return err
 	}
-	reportSummary(cmd.ErrOrStderr(), outPath, opt, st)
+	reportSummary(cmd.ErrOrStderr(), res)
 	return nil
 }
 
-// summaryOptions are what the flags and the launcher's environment say to
-// summarise: the node, the job, the run, the dump folder and the rules.
-func summaryOptions(dumpArg string, f *summarizeFlags) (trace.SummaryOptions, error) {
-	node, job, err := trace.NodeFromEnv(os.Getenv)
-	if err != nil {
-		return trace.SummaryOptions{}, err
+// inputs are the flags as the library's SummarizeInputs: -o - is
+// standard output.
+func (f *summarizeFlags) inputs(cmd *cobra.Command, dumpArg string) (nanhunt.SummarizeInputs, error) {
+	in := nanhunt.SummarizeInputs{Dump: dumpArg, Output: f.output, RulesFile: f.rules, Jobs: f.jobs, UntilFirst: f.untilFirst,
+		Run: f.run, Nodes: f.nodes, JobID: f.jobID}
+	if f.output == "-" {
+		in.Output, in.Writer = "", cmd.OutOrStdout()
 	}
-	if node, err = nodeFlags(node, f); err != nil {
-		return trace.SummaryOptions{}, err
+	if f.nodeIndex >= 0 {
+		in.NodeIndex = &f.nodeIndex
 	}
-	if f.jobID != "" {
-		if err := trace.CheckJobID(f.jobID); err != nil {
-			return trace.SummaryOptions{}, fmt.Errorf("--job-id %q: %w", f.jobID, err)
-		}
-		job = trace.Job{ID: f.jobID, From: "flag"}
-	}
-	node.Host, _ = os.Hostname()
-	opt := trace.SummaryOptions{Jobs: f.jobs, UntilFirst: f.untilFirst, Node: node, Run: f.run, Job: job}
-	if opt.Run == "" {
-		abs, err := filepath.Abs(dumpArg)
-		if err != nil {
-			return opt, err
-		}
-		opt.Run = abs // the template, before {node} is replaced: the same on every node
-		if job.Shared() {
-			opt.Run = job.ID + ":" + abs
-		}
-	}
-	if opt.Path, err = expandNode("DUMP", dumpArg, node); err != nil {
-		return opt, err
-	}
-	if opt.Steps, opt.Ranks, err = selection(f.steps, f.ranks); err != nil {
-		return opt, err
-	}
-	if opt.Rules, err = loadRules(f.rules); err != nil {
-		return opt, err
-	}
-	return opt, nil
-}
-
-// loadRules reads --rules (nil when not given), for the commands that
-// call the library's parts (summarize, watch).
-func loadRules(file string) ([]policy.Rule, error) {
-	if file == "" {
-		return nil, nil
-	}
-	rules, err := policy.LoadRules(file)
-	if err != nil {
-		return nil, &inputError{File: file, Err: err}
-	}
-	return rules, nil
+	var err error
+	in.Steps, in.Ranks, err = selection(f.steps, f.ranks)
+	return in, err
 }
 
 // checkPlaceFlags refuses --node-index and --nodes given with the values
@@ -221,120 +151,29 @@ func checkPlaceFlags(cmd *cobra.Command, f *summarizeFlags) error {
 	return nil
 }
 
-// nodeFlags puts --node-index and --nodes over what the launcher said,
-// and refuses a place that cannot be: an index below 0 (other than the
-// default, none) or not below the count, a count below 1 or above
-// trace.MaxNodes.
-func nodeFlags(node trace.Node, f *summarizeFlags) (trace.Node, error) {
-	switch {
-	case f.nodeIndex < -1 || f.nodeIndex >= trace.MaxNodes:
-		return node, fmt.Errorf("--node-index %d: want a number from 0 to %d", f.nodeIndex, trace.MaxNodes-1)
-	case f.nodes < 0 || f.nodes > trace.MaxNodes:
-		return node, fmt.Errorf("--nodes %d: want a count from 1 to %d", f.nodes, trace.MaxNodes)
-	}
-	if f.nodeIndex >= 0 {
-		node.Index = f.nodeIndex
-	}
-	if f.nodes > 0 {
-		node.Count = f.nodes
-	}
-	if node.Count > 0 && node.Index >= node.Count {
-		return node, fmt.Errorf("%s: want below %s", placeWord(f.nodeIndex >= 0, "--node-index", "node index", node.Index, node),
-			placeWord(f.nodes > 0, "--nodes", "node count", node.Count, node))
-	}
-	return node, nil
-}
-
-// placeWord names a node's index or count and where it came from: the
-// flag, or the launcher's variables.
-func placeWord(fromFlag bool, flag, what string, v int, node trace.Node) string {
-	if fromFlag {
-		return fmt.Sprintf("%s %d", flag, v)
-	}
-	return fmt.Sprintf("the %s %d that %s's variables give", what, v, node.Launcher)
-}
-
-// summaryTarget is the file the summary goes to ("-": stdout): in a folder
-// (an existing one, or a path ending in /), the node's own name there, and
-// the folder is where the nodes of the job leave their marks.
-func summaryTarget(output string, opt *trace.SummaryOptions) (string, error) {
-	outPath, err := expandNode("-o", output, opt.Node)
-	if err != nil {
-		return "", err
-	}
-	if outPath == "-" {
-		return outPath, nil
-	}
-	if fi, err := os.Stat(outPath); (err == nil && fi.IsDir()) || strings.HasSuffix(outPath, "/") {
-		if err := os.MkdirAll(outPath, 0o755); err != nil {
-			return "", err
-		}
-		opt.Shared = outPath // where the other nodes' marks are
-		name, err := summaryName(opt.Node, opt.Path)
-		if err != nil {
-			return "", err
-		}
-		outPath = filepath.Join(outPath, name)
-	}
-	opt.Target = outPath
-	return outPath, nil
-}
-
 // reportSummary says on stderr what was written, where the node stopped,
 // and what became of the marks.
-func reportSummary(w io.Writer, outPath string, opt trace.SummaryOptions, st trace.SummaryStats) {
-	where := outPath
-	if where == "-" {
+func reportSummary(w io.Writer, res nanhunt.SummaryResult) {
+	where := res.File
+	if where == "" {
 		where = "stdout"
 	}
 	share := ""
-	if st.DumpBytes > 0 {
-		share = fmt.Sprintf(", %.3f%% of the %s read", 100*float64(st.Written)/float64(st.DumpBytes), safeio.Size(st.DumpBytes))
+	if res.DumpBytes > 0 {
+		share = fmt.Sprintf(", %.3f%% of the %s read", 100*float64(res.Written)/float64(res.DumpBytes), safeio.Size(res.DumpBytes))
 	}
 	fmt.Fprintf(w, "nanhunt: summarised %d rank-steps (steps %s) into %s: %s%s\n",
-		st.Records, rangesOrNone(st.Steps), where, safeio.Size(st.Written), share)
-	if st.StoppedAfter != nil {
-		fmt.Fprintf(w, "nanhunt: stopped after step %d: %s\n", *st.StoppedAfter, st.Why)
+		res.Records, rangesOrNone(res.Steps), where, safeio.Size(res.Written), share)
+	if res.StoppedAfter != nil {
+		fmt.Fprintf(w, "nanhunt: stopped after step %d: %s\n", *res.StoppedAfter, res.Why)
 	}
-	if len(st.RemovedMarks) > 0 {
-		fmt.Fprintf(w, "nanhunt: removed %d mark(s) another job of this run left in %s: %s\n", len(st.RemovedMarks), opt.Shared, strings.Join(st.RemovedMarks, ", "))
+	if len(res.RemovedMarks) > 0 {
+		fmt.Fprintf(w, "nanhunt: removed %d mark(s) another job of this run left in %s: %s\n", len(res.RemovedMarks), res.Shared, strings.Join(res.RemovedMarks, ", "))
 	}
-	if st.MarksOff {
+	if res.MarksOff {
 		fmt.Fprintf(w, "nanhunt: no job id shared by the nodes (--job-id, or the launcher's): no mark was left in %s or followed, so this node read every step; the summary records the job id %s made here\n",
-			opt.Shared, st.Job.ID)
+			res.Shared, res.JobID)
 	}
-}
-
-// summaryName is the file a node writes in a shared folder: by its index
-// when the launcher or --node-index gives one, else by its host and the
-// folder it summarises, so that two node folders summarised on one host
-// do not share a name.
-func summaryName(n trace.Node, dumpPath string) (string, error) {
-	if n.Index >= 0 {
-		return fmt.Sprintf("summary-node%05d.jsonl", n.Index), nil
-	}
-	host := n.Host
-	if host == "" {
-		host = "local"
-	}
-	abs, err := filepath.Abs(dumpPath)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return "summary-" + trace.SafeName(host) + "-" + hex.EncodeToString(sum[:4]) + ".jsonl", nil
-}
-
-// expandNode replaces {node} in the argument of flag by the node's index,
-// the one its summary's header records; without an index it is refused.
-func expandNode(flag, s string, n trace.Node) (string, error) {
-	if !strings.Contains(s, "{node}") {
-		return s, nil
-	}
-	if n.Index < 0 {
-		return "", fmt.Errorf("%s %q: {node} needs this node's index, and no launcher's variable (RANK, SLURM_PROCID, JOB_COMPLETION_INDEX, OMPI_COMM_WORLD_RANK, PMI_RANK, ...) gives one: give --node-index", flag, s)
-	}
-	return strings.ReplaceAll(s, "{node}", strconv.Itoa(n.Index)), nil
 }
 
 func rangesOrNone(xs []int) string {

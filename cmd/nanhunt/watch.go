@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/outguard"
-	"github.com/nanhunt/nanhunt/internal/trace"
 	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
@@ -171,57 +171,43 @@ func runWatch(cmd *cobra.Command, path string, f *watchFlags) error {
 	if err := f.guard(path, f.outputs(outDir)...); err != nil {
 		return err
 	}
-	if f.state != "" {
-		if err := watch.CheckStateFile(f.state); err != nil {
-			return fmt.Errorf("--state %s: %w", f.state, err)
-		}
-	}
-	_, ranks, err := selection(f.steps, f.ranks)
+	in, err := f.inputs(cmd, path, outDir)
 	if err != nil {
 		return err
-	}
-	rules, err := loadRules(f.rules)
-	if err != nil {
-		return err
-	}
-	followed, err := f.evidence.sources()
-	if err != nil {
-		return err
-	}
-	if cmd.Flags().Changed("prune-clean-tensors") && f.prune < 1 {
-		return fmt.Errorf("--prune-clean-tensors %d: keep at least the last clean step (the one before an anomaly)", f.prune)
-	}
-	locks, err := lockWatch(outDir, f.state)
-	if err != nil {
-		return err
-	}
-	defer locks.release()
-	var prune *watch.Prune
-	if f.prune > 0 {
-		log, err := openPruneLog(outDir)
-		if err != nil {
-			return err
-		}
-		defer log.Close()
-		prune = &watch.Prune{Keep: f.prune, Log: log}
-	}
-	lowerPriority(f.nice)
-	var until *int
-	if f.untilStep >= 0 {
-		until = &f.untilStep
 	}
 	w := &watchPrinter{cmd: cmd, f: f, dump: path, outDir: outDir}
-	if f.format == "text" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v), the alarm's files to %s; Ctrl-C stops\n", path, f.settle, outDir)
+	in.Started = func() {
+		lowerPriority(f.nice)
+		if f.format == "text" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "nanhunt: watching %s: a line per step as msprobe completes it (settle %v), the alarm's files to %s; Ctrl-C stops\n", path, f.settle, outDir)
+		}
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
-	res, err := watch.Run(ctx, watch.Options{
-		Path: path, Trace: trace.Options{Rules: rules, Ranks: ranks, Jobs: f.jobs, Strict: f.strict, Timeline: true},
-		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, UntilStep: until, IdleExit: f.idleExit,
-		Sources: followed, KeepGoing: !f.exitOnAnomaly, StateFile: f.state, Prune: prune,
-	}, w.event)
-	return w.finish(res, err)
+	res, err := nanhunt.Watch(ctx, in, w.event)
+	return w.finish(watch.Result(res), err)
+}
+
+// inputs are the flags as the library's WatchInputs; outDir is the -o
+// folder.
+func (f *watchFlags) inputs(cmd *cobra.Command, path, outDir string) (nanhunt.WatchInputs, error) {
+	_, ranks, err := selection(f.steps, f.ranks)
+	if err != nil {
+		return nanhunt.WatchInputs{}, err
+	}
+	in := nanhunt.WatchInputs{Dump: path, Ranks: ranks, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict,
+		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, IdleExit: f.idleExit,
+		KeepGoing: !f.exitOnAnomaly, OutDir: outDir, StateFile: f.state, PruneKeep: f.prune}
+	if in.Log, in.Monitor, err = f.evidence.inputs(); err != nil {
+		return in, err
+	}
+	if cmd.Flags().Changed("prune-clean-tensors") && f.prune < 1 {
+		return in, fmt.Errorf("--prune-clean-tensors %d: keep at least the last clean step (the one before an anomaly)", f.prune)
+	}
+	if f.untilStep >= 0 {
+		in.UntilStep = &f.untilStep
+	}
+	return in, nil
 }
 
 // watchOutDir is the absolute -o folder. The default, ./nanhunt-watch, is
@@ -311,13 +297,4 @@ func runHook(ctx context.Context, flag, command string, env []string) error {
 		return fmt.Errorf("%s %q: %w", flag, command, err)
 	}
 	return nil
-}
-
-// openPruneLog opens DIR/pruned.log for appending: the record of what
-// --prune-clean-tensors deleted, outside the dump.
-func openPruneLog(outDir string) (*os.File, error) {
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(filepath.Join(outDir, "pruned.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/report"
 	"github.com/nanhunt/nanhunt/internal/watch"
@@ -14,7 +15,7 @@ import (
 // output.0 max …"; a warning event with "ahead" in jsonl), and runs
 // --on-warning. Neither it nor a failure of the hook changes the exit
 // status.
-func (p *watchPrinter) aheadWarning(e watch.Event, line *watchLine) {
+func (p *watchPrinter) aheadWarning(e nanhunt.WatchEvent, line *watchLine) {
 	line.Ahead, line.Message = e.Ahead, e.Message
 	out := p.cmd.OutOrStdout()
 	if p.f.format == "jsonl" {
@@ -25,7 +26,7 @@ func (p *watchPrinter) aheadWarning(e watch.Event, line *watchLine) {
 	if p.f.onWarning == "" {
 		return
 	}
-	if err := runHook(p.cmd.Context(), "--on-warning", p.f.onWarning, warningEnv(e, p.dump)); err != nil {
+	if err := runHook(p.cmd.Context(), "--on-warning", p.f.onWarning, warningEnv(watch.Event(e), p.dump)); err != nil {
 		fmt.Fprintf(p.cmd.ErrOrStderr(), "nanhunt: warning: %v (the watch goes on)\n", err)
 	}
 }

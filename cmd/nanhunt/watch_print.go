@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nanhunt/nanhunt"
 	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/outguard"
 	"github.com/nanhunt/nanhunt/internal/ranklist"
@@ -67,7 +68,7 @@ type watchLine struct {
 	Ahead *verdict.Ahead `json:"ahead,omitempty"`
 }
 
-func (p *watchPrinter) event(e watch.Event) {
+func (p *watchPrinter) event(e nanhunt.WatchEvent) {
 	out := p.cmd.OutOrStdout()
 	line := watchLine{Event: e.Kind, Time: e.At.Format(time.RFC3339Nano), Source: e.Source, Reason: e.Reason, Status: e.Status}
 	if e.Kind != watch.EventStopped {
@@ -143,7 +144,7 @@ func (p *watchPrinter) rankTimeout() time.Duration {
 }
 
 // completeOf is an event's complete and unread, for jsonl.
-func completeOf(e watch.Event) (*bool, []verdict.UnreadRanks) {
+func completeOf(e nanhunt.WatchEvent) (*bool, []verdict.UnreadRanks) {
 	complete := e.Complete
 	return &complete, e.Unread
 }
@@ -151,7 +152,7 @@ func completeOf(e watch.Event) (*bool, []verdict.UnreadRanks) {
 // stepWords is the line of a step checked: "step 1: clean (ranks 0-3)",
 // "step 2 incomplete: rank 3 never wrote it (ranks 0-2 clean)", "step 5:
 // could not be read (ranks 0-3: unreadable)".
-func stepWords(e watch.Event) string {
+func stepWords(e nanhunt.WatchEvent) string {
 	switch e.Status {
 	case watch.StatusIncomplete:
 		var parts []string
@@ -197,7 +198,7 @@ func (p *watchPrinter) writeJSON(w io.Writer, line watchLine) {
 
 // alarm writes the verdict and the page of an anomaly the dump shows,
 // prints them and runs the hook.
-func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
+func (p *watchPrinter) alarm(e nanhunt.WatchEvent, line *watchLine) {
 	o := e.Verdict.Origin
 	line.Ranks, line.Op, line.Kind, line.Stage = o.Ranks, o.Op, o.Kind, o.Stage
 	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s", o.Step, e.Source),
@@ -206,7 +207,7 @@ func (p *watchPrinter) alarm(e watch.Event, line *watchLine) {
 
 // sidecarAlarm is the alarm of an anomaly that only the log or the
 // monitor shows: its verdict holds what they say and what to dump.
-func (p *watchPrinter) sidecarAlarm(e watch.Event, line *watchLine) {
+func (p *watchPrinter) sidecarAlarm(e nanhunt.WatchEvent, line *watchLine) {
 	line.Ranks, line.Kind, line.LastDumped, line.Message = e.Ranks, e.NonFinite, e.LastDumped, e.Message
 	line.Status = ""
 	p.raise(e, line, fmt.Sprintf("step %d: ANOMALY, first seen by the %s: %s", e.Step, e.Source, e.Message), alarmEnv{ranks: e.Ranks, kind: e.NonFinite})
@@ -223,7 +224,7 @@ type alarmEnv struct {
 // on its own, and neither failure keeps the alarm from being printed nor
 // the hook from running; what was not written is named on stderr at once
 // and named nowhere else.
-func (p *watchPrinter) raise(e watch.Event, line *watchLine, headline string, a alarmEnv) {
+func (p *watchPrinter) raise(e nanhunt.WatchEvent, line *watchLine, headline string, a alarmEnv) {
 	v := e.Verdict
 	files := p.writeAlarm(e.Step, v)
 	line.Verdict, line.HTML, line.NotWritten = files.verdict, files.html, files.notWritten
@@ -305,7 +306,7 @@ func (p *watchPrinter) alarmFailed(err error) {
 // hook runs whatever they hold (an environment cannot carry a NUL) and a
 // script reading them meets no control character. A file of the alarm
 // that was not written is "".
-func hookEnv(e watch.Event, a alarmEnv, files alarmFiles, dumpPath string) []string {
+func hookEnv(e nanhunt.WatchEvent, a alarmEnv, files alarmFiles, dumpPath string) []string {
 	return []string{
 		fmt.Sprintf("NANHUNT_STEP=%d", e.Step), "NANHUNT_RANKS=" + notation.FormatRanges(a.ranks),
 		"NANHUNT_OP=" + report.Printable(a.op), "NANHUNT_KIND=" + report.Printable(a.kind), "NANHUNT_STAGE=" + report.Printable(a.stage),
@@ -321,7 +322,7 @@ func (p *watchPrinter) fail(err error) {
 }
 
 // suspectWords says what a step's own check found.
-func suspectWords(e watch.Event) string {
+func suspectWords(e nanhunt.WatchEvent) string {
 	if v := e.Verdict; v != nil && v.Origin != nil {
 		kind := map[string]string{"nan": "NaN", "inf": "Inf"}[v.Origin.Kind]
 		if kind == "" {

@@ -15,12 +15,12 @@ import (
 // CheckTarget refuses, before anything is written, a summary that would
 // replace one of another run, node, dump folder or selection at
 // opt.Target (see checkTarget). The dump is read only when the target
-// holds a summary.
-func CheckTarget(opt SummaryOptions) error {
+// holds a summary, under ctx.
+func CheckTarget(ctx context.Context, opt SummaryOptions) error {
 	if opt.Target == "" || !IsSummary(opt.Target) {
 		return nil
 	}
-	sm, h, err := newSummarizer(context.Background(), opt, io.Discard)
+	sm, h, err := newSummarizer(ctx, opt, io.Discard)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,14 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
-// planOptions size the follow-up from the dump watched.
+// planOptions shape the follow-up as Options.Plan says, sized from the
+// dump watched unless it says how.
 func (w *watcher) planOptions() plan.Options {
-	return plan.Options{Measure: plan.FromDump(w.opt.Path)}
+	popt := w.opt.Plan
+	if popt.Measure == nil {
+		popt.Measure = plan.FromDump(w.opt.Path)
+	}
+	return popt
 }
 
 // finishDumpAlarm completes the verdict of an alarm the dump shows: its

@@ -30,8 +30,8 @@
 // raised from that source alone, with a verdict without origin that holds
 // what the sources said and what to dump. A sidecar that cannot be read is
 // reported (EventWarning) and named in the alarm's verdict until it can.
-// The verdict of every alarm carries its plan (package plan), sized from
-// the dump.
+// The verdict of every alarm carries its plan (package plan), shaped by
+// Options.Plan and sized from the dump.
 //
 // Before any alarm, each step checked without an anomaly is also judged
 // for statistics heading for overflow (trace.AheadAt, with the rank

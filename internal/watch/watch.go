@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nanhunt/nanhunt/internal/plan"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/internal/sources"
 	"github.com/nanhunt/nanhunt/internal/trace"
@@ -56,6 +57,9 @@ type Options struct {
 	// Prune, when set, deletes the tensor files of the steps checked clean
 	// but the last Prune.Keep.
 	Prune *Prune
+	// Plan shapes and sizes the plan of an alarm's verdict; without a
+	// Measure, the plan is sized from the dump watched (plan.FromDump).
+	Plan plan.Options
 }
 
 // DefaultRankTimeouts is the rank timeout in settle periods: a rank whose

@@ -1,17 +1,18 @@
-package main
+package nanhunt
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/nanhunt/nanhunt/internal/watch"
 )
 
 // watchLocks are the locks a watch holds on its output folder and its
 // state file while it runs: a second watch on either is refused at once
-// (exit status 2) rather than raise the alarm and run the hook again.
+// rather than raise the alarm (and run the hook) again.
 type watchLocks struct {
 	out, state *watch.Lock
 	outDir     string
@@ -19,17 +20,21 @@ type watchLocks struct {
 }
 
 // lockWatch makes the output folder and takes its lock, then the state
-// file's (when there is one). The folder is made at the start because its
-// lock lies in it; release removes it again when it is left empty.
+// file's (each when there is one). The folder is made at the start
+// because its lock lies in it; release removes it again when it is left
+// empty.
 func lockWatch(outDir, state string) (*watchLocks, error) {
 	l := &watchLocks{outDir: outDir}
-	_, err := os.Stat(outDir)
-	l.madeOut = errors.Is(err, fs.ErrNotExist)
-	if l.out, err = lockOut(outDir); err != nil {
-		l.release()
-		return nil, fmt.Errorf("-o %s: %w", outDir, err)
+	if outDir != "" {
+		_, err := os.Stat(outDir)
+		l.madeOut = errors.Is(err, fs.ErrNotExist)
+		if l.out, err = lockOut(outDir); err != nil {
+			l.release()
+			return nil, fmt.Errorf("-o %s: %w", outDir, err)
+		}
 	}
 	if state != "" {
+		var err error
 		if l.state, err = watch.LockState(state); err != nil {
 			l.release()
 			return nil, fmt.Errorf("--state %s: %w", state, err)
@@ -61,4 +66,13 @@ func (l *watchLocks) release() {
 	if l.madeOut {
 		os.Remove(l.outDir) // only when empty
 	}
+}
+
+// openPruneLog opens DIR/pruned.log for appending: the record of what
+// PruneKeep deleted, outside the dump.
+func openPruneLog(outDir string) (*os.File, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(outDir, "pruned.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }
