@@ -94,7 +94,7 @@ func incompleteJSON(steps ...int) func(t *testing.T, stdout string) {
 // falseCleanCases are inputs on which "no NaN or Inf" would be a claim
 // about something that was not read.
 func falseCleanCases() []adversarialCase {
-	return slices.Concat(unreadStepCases(), notReadCases())
+	return slices.Concat(unreadStepCases(), notReadCases(), fastPathLimitCases())
 }
 
 // unreadStepCases are steps that could not be read, said as such in the
