@@ -94,7 +94,7 @@ func incompleteJSON(steps ...int) func(t *testing.T, stdout string) {
 // falseCleanCases are inputs on which "no NaN or Inf" would be a claim
 // about something that was not read.
 func falseCleanCases() []adversarialCase {
-	return slices.Concat(unreadStepCases(), notReadCases())
+	return slices.Concat(unreadStepCases(), notReadCases(), fastPathLimitCases())
 }
 
 // unreadStepCases are steps that could not be read, said as such in the
@@ -228,6 +228,27 @@ func notReadCases() []adversarialCase {
 				return []string{"trace", in}
 			},
 			exit: exitClean, message: `Rank 1 of the job has no folder at any step read`, maxTime: bound, maxRSSMiB: rss,
+		},
+		{
+			class: "false clean", name: "rank-gap-anomaly",
+			input:  "a NaN born on rank 1 at step 2 (4 ranks, steps 0-3, nanhunt synth log-negative) without rank 2's folder at any step",
+			answer: "exit 1: the origin on rank 1, confidence medium (not high), a reason naming rank 2, which may have made it first",
+			setup: func(t *testing.T, in, out string) []string {
+				dump := filepath.Join(in, "dump")
+				synthRun(t, dump, "0-3", "log-negative", 2, 1)
+				gone, _ := filepath.Glob(filepath.Join(dump, "step*", "rank2"))
+				if len(gone) != 4 {
+					t.Fatalf("setup: rank 2 folders %v, want one a step", gone)
+				}
+				for _, d := range gone {
+					if err := os.RemoveAll(d); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return []string{"trace", dump}
+			},
+			exit: exitAnomaly, message: `rank 2 of step 2 was not dumped: it may have made it first`, maxTime: bound, maxRSSMiB: rss,
+			stdout: firstLine("nanhunt: the first NaN was born at step 2 on rank 1, in Torch.log.0.forward (forward), confidence medium."),
 		},
 		{
 			class: "false clean", name: "next-step-unread",
