@@ -170,7 +170,7 @@ func cannotTellCases() []adversarialCase {
 				}
 			},
 			mutates: true,
-			exit:    exitAnomaly, message: `changed while it was read`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+			exit:    exitAnomaly, message: `changed while it was read`, maxTime: bound(20 * time.Second), maxRSSMiB: 64,
 			stdout: func(t *testing.T, s string) {
 				if strings.Contains(s, "Confidence: high") {
 					t.Errorf("confidence high for a file that changed while it was read")

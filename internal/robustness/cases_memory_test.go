@@ -85,7 +85,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{steps: steps, clean: true, dumpOnly: true})
 				return []string{"watch", in, "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "-o", filepath.Join(out, "alarms"), "--nice", "0"}
 			},
-			exit: exitClean, message: `step [0-9]*999: clean(.|\n)*stopped: the folder stopped changing`, maxTime: 90 * time.Second, maxRSSMiB: 64,
+			exit: exitClean, message: `step [0-9]*999: clean(.|\n)*stopped: the folder stopped changing`, maxTime: bound(90 * time.Second), maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "origin-many-tensors",
@@ -95,7 +95,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{originInputs: size(500_000, 5_000_000)})
 				return []string{"trace", in}
 			},
-			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: bound(20 * time.Second), maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "origin-huge-string",
@@ -105,7 +105,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{originString: 300 << 20})
 				return []string{"trace", in}
 			},
-			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+			exit: exitAnomaly, message: `Torch\.sqrt\.0\.forward`, maxTime: bound(20 * time.Second), maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "stack-huge",
@@ -115,7 +115,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{stackPad: size(1_500_000, 2_800_000)})
 				return []string{"trace", in}
 			},
-			exit: exitAnomaly, message: `train\.py:42`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+			exit: exitAnomaly, message: `train\.py:42`, maxTime: bound(30 * time.Second), maxRSSMiB: 64,
 		},
 		{
 			class: "memory", name: "stack-group-huge",
@@ -135,7 +135,7 @@ func memoryCases() []adversarialCase {
 				writeDump(t, in, dumpSpec{constructPad: size(3_500_000, 6_500_000)})
 				return []string{"trace", in}
 			},
-			exit: exitAnomaly, message: `Module\.layer\.Linear\.forward\.0`, maxTime: 30 * time.Second, maxRSSMiB: 64,
+			exit: exitAnomaly, message: `Module\.layer\.Linear\.forward\.0`, maxTime: bound(30 * time.Second), maxRSSMiB: 64,
 		},
 	}
 }

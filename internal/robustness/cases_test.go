@@ -61,6 +61,15 @@ func size(normal, full int) int {
 	return normal
 }
 
+// bound is a case's time bound: 10 s at the default sizes, which every
+// case keeps to, and full at the sizes NANHUNT_ROBUSTNESS_FULL=1 takes.
+func bound(full time.Duration) time.Duration {
+	if os.Getenv("NANHUNT_ROBUSTNESS_FULL") != "" {
+		return full
+	}
+	return 10 * time.Second
+}
+
 func rank(in string, r int) string { return filepath.Join(in, "step0", "rank"+string(rune('0'+r))) }
 
 func cases() []adversarialCase {

@@ -191,7 +191,7 @@ func linkCases() []adversarialCase {
 				}
 				return []string{"watch", dump, "--prune-clean-tensors", "1", "--poll", "20ms", "--settle", "10ms", "--idle-exit", "1s", "-o", filepath.Join(out, "alarms"), "--nice", "0"}
 			},
-			exit: exitClean, message: `step 3: clean(.|\n)*stopped: the folder stopped changing`, maxTime: 20 * time.Second, maxRSSMiB: 64,
+			exit: exitClean, message: `step 3: clean(.|\n)*stopped: the folder stopped changing`, maxTime: bound(20 * time.Second), maxRSSMiB: 64,
 		},
 	}
 }

@@ -132,7 +132,7 @@ func writeOneRank(t *testing.T, in string, calls jsonObj) string {
 // writes -inf (an anomaly after the last backward entry). No limit may drop
 // the update and leave the rank clean, or a later or wrong origin.
 func fastPathLimitCases() []adversarialCase {
-	const bound, rss = 20 * time.Second, 64
+	const maxTime, rss = 10 * time.Second, 64
 	update := "nanhunt: the first Inf was born at step 0 on rank 0, in Tensor.addcdiv_.0.forward (optimizer), confidence high."
 	return []adversarialCase{
 		{
@@ -143,7 +143,7 @@ func fastPathLimitCases() []adversarialCase {
 			setup: func(t *testing.T, in, out string) []string {
 				return []string{"trace", writeOneRank(t, in, oneFOneBRank(101, 100, 0))}
 			},
-			exit: exitAnomaly, message: "^" + regexp.QuoteMeta(update), maxTime: bound, maxRSSMiB: rss,
+			exit: exitAnomaly, message: "^" + regexp.QuoteMeta(update), maxTime: maxTime, maxRSSMiB: rss,
 		},
 		{
 			class: "false clean", name: "update-after-masks-past-the-last-backward",
@@ -153,7 +153,7 @@ func fastPathLimitCases() []adversarialCase {
 			setup: func(t *testing.T, in, out string) []string {
 				return []string{"trace", writeOneRank(t, in, oneFOneBRank(2, 1, 4196))}
 			},
-			exit: exitAnomaly, message: "^" + regexp.QuoteMeta(update), maxTime: bound, maxRSSMiB: rss,
+			exit: exitAnomaly, message: "^" + regexp.QuoteMeta(update), maxTime: maxTime, maxRSSMiB: rss,
 		},
 	}
 }

@@ -133,6 +133,11 @@ nanhunt binary on it as a child process, and asserts the exit status, a
 message, a bound on wall time and on the child's peak RSS (from
 ` + "`getrusage`" + `), and that every input is byte for byte the same
 afterwards. ` + "`go test ./internal/robustness -update`" + ` rewrites this page.
+At the default sizes every case's time bound is 10 s; the sizes in
+parentheses (` + "`NANHUNT_ROBUSTNESS_FULL=1`" + `) take the bounds written
+in the case. The peak RSS is ` + "`getrusage`" + `'s for the child, which Linux
+starts from the test process's own peak (the child is started sharing its
+memory, then replaces it): a bound is an upper bound on nanhunt's.
 
 Exit status: 0 no anomaly and every expected rank-step read whole, 1 anomaly
 found, 2 unusable input or bad usage, 3 no anomaly in what could be read but

@@ -53,7 +53,7 @@ func hasLine(want string) func(t *testing.T, stdout string) {
 // step of garbage, a NaN that only the log shows, tensors of a rank whose
 // dump.json could not be read.
 func watchCleanCases() []adversarialCase {
-	const bound, rss = 15 * time.Second, 64
+	const maxTime, rss = 10 * time.Second, 64
 	var tensors, state string // the dump of the pruning case and the state file of the state case, for their checks
 	return []adversarialCase{
 		{
@@ -65,7 +65,7 @@ func watchCleanCases() []adversarialCase {
 				removeAll(t, in, "step3/rank1")
 				return watchArgs(in, out)
 			},
-			exit: exitIncomplete, message: `not a clean run \(exit status 3\)`, maxTime: bound, maxRSSMiB: rss,
+			exit: exitIncomplete, message: `not a clean run \(exit status 3\)`, maxTime: maxTime, maxRSSMiB: rss,
 			stdout: hasLine("step 3 incomplete: rank 1 never wrote it (rank 0 clean)"),
 		},
 		{
@@ -78,7 +78,7 @@ func watchCleanCases() []adversarialCase {
 				return watchArgs(in, out, "--format", "jsonl")
 			},
 			exit: exitIncomplete, message: `"event":"step","time":"[^"]*","step":3,"status":"incomplete","ranks":"0","complete":false,"unread":\[\{"step":3,"ranks":\[1\],"reason":"never finished"\}\]`,
-			maxTime: bound, maxRSSMiB: rss,
+			maxTime: maxTime, maxRSSMiB: rss,
 			stdout: func(t *testing.T, stdout string) {
 				if !regexp.MustCompile(`"event":"stopped".*"complete":false,"unread":\[\{"step":3`).MatchString(stdout) {
 					t.Errorf("the stopped event does not say the watch is incomplete:\n%s", clip(stdout))
@@ -94,7 +94,7 @@ func watchCleanCases() []adversarialCase {
 				removeAll(t, in, "step3", "step2/rank3")
 				return watchArgs(in, out)
 			},
-			exit: exitAnomaly, message: `rank 3 never finished writing step 2`, maxTime: bound, maxRSSMiB: rss,
+			exit: exitAnomaly, message: `rank 3 never finished writing step 2`, maxTime: maxTime, maxRSSMiB: rss,
 			stdout: firstLineOf("step 2: ANOMALY, first seen by the dump", "nanhunt: the first NaN was born at step 2 on rank 2, in Torch.log.0.forward (forward), confidence medium."),
 		},
 		{
@@ -106,7 +106,7 @@ func watchCleanCases() []adversarialCase {
 				garble(t, in, "step2")
 				return watchArgs(in, out)
 			},
-			exit: exitIncomplete, message: `not a clean run`, maxTime: bound, maxRSSMiB: rss,
+			exit: exitIncomplete, message: `not a clean run`, maxTime: maxTime, maxRSSMiB: rss,
 			stdout: hasLine("step 2: could not be read (ranks 0,1: unreadable)"),
 		},
 		{
@@ -120,7 +120,7 @@ func watchCleanCases() []adversarialCase {
 				writeFile(t, log, "{\"step\": 1, \"loss\": 2.4}\n{\"step\": 2, \"loss\": NaN}\n")
 				return watchArgs(in, out, "--log", log)
 			},
-			exit: exitAnomaly, message: `verdict: .*verdict-step2\.json`, maxTime: bound, maxRSSMiB: rss,
+			exit: exitAnomaly, message: `verdict: .*verdict-step2\.json`, maxTime: maxTime, maxRSSMiB: rss,
 			stdout: hasLine("step 2: ANOMALY, first seen by the log: the log shows NaN at step 2; the dump stops at step 1: dump step 2"),
 		},
 		{
@@ -138,7 +138,7 @@ func watchCleanCases() []adversarialCase {
 				tensors = in
 				return watchArgs(in, out, "--prune-clean-tensors", "1")
 			},
-			exit: exitIncomplete, message: `step 1 incomplete: rank 1 could not be read`, maxTime: bound, maxRSSMiB: rss, mutates: true,
+			exit: exitIncomplete, message: `step 1 incomplete: rank 1 could not be read`, maxTime: maxTime, maxRSSMiB: rss, mutates: true,
 			stdout: func(t *testing.T, stdout string) {
 				for step, want := range map[string]int{"step0": 0, "step1": 2, "step2": 0, "step3": 2} {
 					left, _ := filepath.Glob(filepath.Join(tensors, step, "rank*", "dump_tensor_data", "*.pt"))
@@ -158,7 +158,7 @@ func watchCleanCases() []adversarialCase {
 				state = filepath.Join(out, "state.json")
 				return watchArgs(in, out, "--state", state)
 			},
-			exit: exitIncomplete, message: `step 1 incomplete: rank 1 could not be read`, maxTime: bound, maxRSSMiB: rss,
+			exit: exitIncomplete, message: `step 1 incomplete: rank 1 could not be read`, maxTime: maxTime, maxRSSMiB: rss,
 			stdout: func(t *testing.T, stdout string) {
 				if next := stateNext(t, state); next != 1 {
 					t.Errorf("the state resumes at step %d, want 1", next)
