@@ -144,13 +144,20 @@ found, 2 unusable input or bad usage, 3 no anomaly in what could be read but
 some expected rank-step could not be read whole.
 
 `)
-	class := ""
+	// one section per class, in the order the classes first come
+	var classes []string
+	byClass := map[string][]adversarialCase{}
 	for _, c := range cases() {
-		if c.class != class {
-			class = c.class
-			fmt.Fprintf(&b, "\n## %s\n\n| case | input | nanhunt | exit | bounds |\n|---|---|---|---|---|\n", heading(class))
+		if _, ok := byClass[c.class]; !ok {
+			classes = append(classes, c.class)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %d | %v, %d MiB |\n", c.name, c.input, c.answer, c.exit, c.maxTime, c.maxRSSMiB)
+		byClass[c.class] = append(byClass[c.class], c)
+	}
+	for _, class := range classes {
+		fmt.Fprintf(&b, "\n## %s\n\n| case | input | nanhunt | exit | bounds |\n|---|---|---|---|---|\n", heading(class))
+		for _, c := range byClass[class] {
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %d | %v, %d MiB |\n", c.name, c.input, c.answer, c.exit, c.maxTime, c.maxRSSMiB)
+		}
 	}
 	b.WriteString("\n## Measured\n\n" + measuredStart + "\n")
 	b.WriteString("Wall time and peak RSS of each case on the machine that last wrote this page\n(`go test ./internal/robustness -update -v`; the big inputs are the default\nsizes, `NANHUNT_ROBUSTNESS_FULL=1` takes the sizes in parentheses).\n\n| case | wall | peak RSS |\n|---|---|---|\n")
