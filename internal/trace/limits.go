@@ -63,7 +63,8 @@ type scanLimits struct {
 	// backwardProbe: how far past the last mask of a file whose suspects
 	// are all masks a backward entry is looked for, before the file is read
 	// from its end for its last one (policy.PlanFile): the same plan either
-	// way.
+	// way. Tiny limits look nowhere (0), so that the differential runs the
+	// read from the end, which the normal limits seldom reach.
 	backwardProbe int64
 }
 
@@ -74,7 +75,7 @@ var normalLimits = scanLimits{deferred: 4096, spans: 1 << 14, colls: 64, collsPe
 // tinyLimits are the limits of the tests' tiny-limits mode: each small
 // enough that the scans of small dumps reach it.
 var tinyLimits = scanLimits{deferred: 2, spans: 2, colls: 1, collsPerBase: 0, preOps: 2, tail: 3,
-	tailByName: 2, births: 2, suppressKeys: 2, groups: 1, interned: 1, backwardProbe: 1}
+	tailByName: 2, births: 2, suppressKeys: 2, groups: 1, interned: 1, backwardProbe: 0}
 
 // limitsOf returns the limits a scan under ctx runs with.
 func limitsOf(ctx context.Context) *scanLimits {
