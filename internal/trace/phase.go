@@ -149,13 +149,13 @@ type sideTags struct {
 // were asked about in the optimizer: when none, no entry of the tail is
 // one, and its names need not be read again to say so.
 func (t *sideTags) placesAnyInOptimizer() bool {
-	for name := range t.parents {
-		if t.optimizer(name) {
+	for _, parent := range t.parents {
+		if ph, ok := policy.ParentPhase(parent); ok && ph == policy.Optimizer {
 			return true
 		}
 	}
-	for name, fr := range t.frames {
-		if fr.Optimizer || t.optimizer(name) {
+	for _, fr := range t.frames {
+		if fr.Optimizer {
 			return true
 		}
 	}
