@@ -103,6 +103,10 @@ type WatchEvent struct {
 	// not; anomaly: the verdict's; stopped: of every step checked.
 	Complete bool
 	Unread   []verdict.UnreadRanks
+	// Late ("late"): step: ranks first seen after the step was checked,
+	// whose rank-steps were read then; Ranks, Complete and Unread are
+	// about them alone.
+	Late bool
 	// Verdict is the analysis behind a suspect step, a recovery or the
 	// alarm (its "op", "kind" and "stage" are the origin's). The verdict
 	// of an alarm the log or the monitor alone raised has no origin.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -56,6 +57,8 @@ type watchLine struct {
 	// "How it decides", 9)
 	Complete *bool                 `json:"complete,omitempty"`
 	Unread   []verdict.UnreadRanks `json:"unread,omitempty"`
+	// step: ranks first seen after the step was checked, read then
+	Late bool `json:"late,omitempty"`
 	// an alarm a sidecar alone raised: the last dump step checked, and
 	// the alarm in words
 	LastDumped *int   `json:"last_dump_step,omitempty"`
@@ -82,6 +85,7 @@ func (p *watchPrinter) event(e nanhunt.WatchEvent) {
 		if e.Status != watch.StatusAfterAlarm { // listed, not read
 			line.Complete, line.Unread = completeOf(e)
 		}
+		line.Late = e.Late
 		text = stepWords(e)
 	case watch.EventWaiting:
 		line.Missing = notation.FormatRanges(e.Missing)
@@ -153,6 +157,9 @@ func completeOf(e nanhunt.WatchEvent) (*bool, []verdict.UnreadRanks) {
 // "step 2 incomplete: rank 3 never wrote it (ranks 0-2 clean)", "step 5:
 // could not be read (ranks 0-3: unreadable)".
 func stepWords(e nanhunt.WatchEvent) string {
+	if e.Late {
+		return lateWords(e)
+	}
 	switch e.Status {
 	case watch.StatusIncomplete:
 		var parts []string
@@ -168,6 +175,26 @@ func stepWords(e nanhunt.WatchEvent) string {
 		return fmt.Sprintf("step %d: could not be read (%s)", e.Step, strings.Join(parts, "; "))
 	}
 	return fmt.Sprintf("step %d: %s (%s)", e.Step, e.Status, ranklist.Name(e.Ranks))
+}
+
+// lateWords says what the rank-steps of a step checked before their
+// ranks were seen held.
+func lateWords(e nanhunt.WatchEvent) string {
+	var ranks []int
+	for _, u := range e.Unread {
+		ranks = append(ranks, u.Ranks...)
+	}
+	ranks = append(ranks, e.Ranks...)
+	slices.Sort(ranks)
+	text := fmt.Sprintf("step %d: %s appeared after the step was checked, read now: ", e.Step, ranklist.Name(ranks))
+	if e.Status == watch.StatusClean {
+		return text + "clean"
+	}
+	var parts []string
+	for _, u := range e.Unread {
+		parts = append(parts, ranklist.Name(u.Ranks)+" "+unreadVerb(u.Reason, len(u.Ranks)))
+	}
+	return text + strings.Join(parts, "; ")
 }
 
 // unreadVerb says why n ranks of a step were not read whole.

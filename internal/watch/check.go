@@ -161,7 +161,10 @@ func (w *watcher) settledLong(l *listing, s int, unfinished []int) bool {
 
 // done forgets a checked step, and saves the state when it is kept.
 func (w *watcher) done(s int) {
-	w.next = s + 1
+	if w.first == nil {
+		w.first = &s
+	}
+	w.next = max(w.next, s+1) // a late rank-step's alarm names an earlier step
 	if !w.resume.held {
 		w.resume.next = w.next
 	}
@@ -201,22 +204,9 @@ func (w *watcher) forgetUnfinished() {
 // after (next, nil when there is none) the way an offline trace does.
 func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
 	s := *w.suspect
-	steps := map[int]bool{s: true}
-	if w.prev != nil {
-		steps[*w.prev] = true
-	}
-	if next != nil {
-		steps[*next] = true
-	}
-	opt := w.opt.Trace
-	opt.Path, opt.Steps, opt.Ranks, opt.Progress, opt.Expected = w.opt.Path, steps, nil, nil, sortedRanks(w.ranks)
-	opt.NoAhead = true // the steps before are not all read: the alarm's are judged with them
-	v, err := trace.Run(ctx, opt)
+	v, steps, err := w.traceAround(ctx, s, w.prev, next)
 	if err != nil {
 		return "", err
-	}
-	for step := range steps {
-		markUnfinished(v, step, w.unfinished[step])
 	}
 	w.suspect = nil
 	if v.Anomaly && v.Origin != nil {
@@ -236,6 +226,30 @@ func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
 	w.done(s)
 	w.send(Event{Kind: EventRecovered, Step: s, Verdict: v, Complete: v.Complete, Unread: v.Unread})
 	return "", nil
+}
+
+// traceAround reads step s with the step before it and the step after
+// (either nil when there is none) the way an offline trace does, every
+// rank seen expected; steps are those read.
+func (w *watcher) traceAround(ctx context.Context, s int, prev, next *int) (*verdict.Verdict, map[int]bool, error) {
+	steps := map[int]bool{s: true}
+	if prev != nil {
+		steps[*prev] = true
+	}
+	if next != nil {
+		steps[*next] = true
+	}
+	opt := w.opt.Trace
+	opt.Path, opt.Steps, opt.Ranks, opt.Progress, opt.Expected = w.opt.Path, steps, nil, nil, sortedRanks(w.ranks)
+	opt.NoAhead = true // the steps before are not all read: the alarm's are judged with them
+	v, err := trace.Run(ctx, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	for step := range steps {
+		markUnfinished(v, step, w.unfinished[step])
+	}
+	return v, steps, nil
 }
 
 // raise is the alarm of a lasting anomaly in the dump (next: the step

@@ -67,6 +67,9 @@ func (w *watcher) readiness(l *listing, s int, now time.Time, ending bool) readi
 	}
 	timedOut := c.finished > 0 && now.Sub(c.since) >= w.opt.RankTimeout
 	switch {
+	case len(l.ranks[s]) == 0 && !laterBegun && !ending:
+		// a step folder being made, before its rank folders: with no
+		// rank seen yet nothing is pending, yet it is not finished
 	case len(rd.pending) == 0:
 		rd.ready = true
 	case ending || timedOut:

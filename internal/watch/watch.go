@@ -121,6 +121,10 @@ type Event struct {
 	// alarm's verdict).
 	Complete bool
 	Unread   []verdict.UnreadRanks
+	// Late: step: the step was checked before these ranks were seen; their
+	// rank-steps were read when they were (Ranks, Complete and Unread are
+	// about them alone).
+	Late bool
 	// Verdict is the analysis behind an anomaly or a recovery. The
 	// verdict of an anomaly that only a sidecar shows has no origin.
 	Verdict *verdict.Verdict
@@ -188,6 +192,7 @@ type watcher struct {
 	opt  Options
 	emit func(Event)
 
+	first      *int                  // the first step checked (nil: none yet)
 	next       int                   // the first step not checked yet
 	files      map[[2]int]*fileState // (step, rank) of the steps not checked yet
 	ranks      map[int]bool          // every rank seen
@@ -313,10 +318,8 @@ func (w *watcher) poll(ctx context.Context) (string, error) {
 	if sig := l.signature(); sig != w.lastLook {
 		w.lastLook, w.changed = sig, now
 	}
-	for _, s := range l.steps {
-		for _, r := range l.ranks[s] {
-			w.ranks[r] = true
-		}
+	if stop, err := w.learnRanks(ctx, l); err != nil || stop != "" {
+		return stop, err
 	}
 	idle := w.opt.IdleExit > 0 && now.Sub(w.changed) >= w.opt.IdleExit
 	for _, s := range l.steps {

@@ -1,0 +1,198 @@
+package watch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nanhunt/nanhunt/internal/trace"
+)
+
+// lateWrite is one move of a scripted replay: the rank folders of a step
+// put in place at once (a rename of a finished copy; none: the step
+// folder alone), then a pause, or a wait until the watch has reported
+// step checked (a step event, when checked is set).
+type lateWrite struct {
+	step    int
+	ranks   []int
+	pause   time.Duration
+	checked *int
+}
+
+func checkedStep(s int) *int { return &s }
+
+// scriptedReplay puts the rank folders of the finished run src into dst
+// in the order of moves.
+func scriptedReplay(t *testing.T, src, dst string, moves []lateWrite, rec *recorder) {
+	t.Helper()
+	stage := t.TempDir()
+	for _, m := range moves {
+		step := filepath.Join(dst, "step"+strconv.Itoa(m.step))
+		if err := os.MkdirAll(step, 0o755); err != nil {
+			t.Error(err)
+			return
+		}
+		for _, r := range m.ranks {
+			rank := "rank" + strconv.Itoa(r)
+			staged := filepath.Join(stage, "staged-"+strconv.Itoa(m.step)+"-"+rank)
+			if err := os.CopyFS(staged, os.DirFS(filepath.Join(src, "step"+strconv.Itoa(m.step), rank))); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(staged, filepath.Join(step, rank)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		time.Sleep(m.pause)
+		for deadline := time.Now().Add(20 * time.Second); m.checked != nil && !rec.checked(*m.checked); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Errorf("step %d not checked in 20 s", *m.checked)
+				return
+			}
+		}
+	}
+}
+
+// checked reports whether step s was checked: a step event, or a
+// suspect one.
+func (r *recorder) checked(s int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if (e.Kind == EventStep || e.Kind == EventSuspect) && e.Step == s {
+			return true
+		}
+	}
+	return false
+}
+
+// watchScripted runs a watch over dst while moves are replayed into it,
+// from step from, until it has been idle for a second.
+func watchScripted(t *testing.T, src string, from int, moves []lateWrite) ([]Event, Result, string) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "dump")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	replayed := make(chan struct{})
+	go func() {
+		defer close(replayed)
+		scriptedReplay(t, src, dst, moves, &rec)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Options{Path: dst, From: from, Poll: 20 * time.Millisecond, Settle: 150 * time.Millisecond,
+		RankTimeout: 5 * time.Second, IdleExit: time.Second}, rec.emit)
+	<-replayed
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.events, res, dst
+}
+
+// lateEvents are the step events of rank-steps read after their step was
+// checked.
+func lateEvents(events []Event) []Event {
+	var out []Event
+	for _, e := range kinds(events, EventStep) {
+		if e.Late {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// The first step checked on the one rank whose folder was there: the
+// ranks that appear after it are read when they are seen (a step event
+// marked Late), the watch ends complete, and the alarm's warnings before
+// the NaN have their whole series, as offline.
+func TestWatchReadsLateRanks(t *testing.T) {
+	src := generate(t, "sharp-gradient-fp16")
+	moves := []lateWrite{{9, []int{0}, 0, checkedStep(9)}, {9, []int{1, 2, 3}, 100 * time.Millisecond, nil}}
+	for s := 10; s <= 14; s++ {
+		moves = append(moves, lateWrite{s, []int{0, 1, 2, 3}, 250 * time.Millisecond, nil})
+	}
+	events, res, dst := watchScripted(t, src, 0, moves)
+	steps := kinds(events, EventStep)
+	if len(steps) == 0 || steps[0].Step != 9 || !reflect.DeepEqual(steps[0].Ranks, []int{0}) {
+		t.Fatalf("the first step event %+v, want step 9 checked on rank 0 alone (the replay's premise)", steps)
+	}
+	late := lateEvents(events)
+	if len(late) != 1 || late[0].Step != 9 || late[0].Status != StatusClean || !reflect.DeepEqual(late[0].Ranks, []int{1, 2, 3}) {
+		t.Errorf("late step events %+v, want step 9 ranks 1-3 clean", late)
+	}
+	if !res.Complete || res.Alarm == nil || res.Alarm.Origin.Step != 14 {
+		t.Fatalf("result %+v", res)
+	}
+	offline, err := trace.Run(context.Background(), trace.Options{Path: dst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offline.Ahead) == 0 || !reflect.DeepEqual(res.Alarm.Ahead, offline.Ahead) {
+		t.Errorf("the alarm's warnings\n%+v\noffline\n%+v", res.Alarm.Ahead, offline.Ahead)
+	}
+}
+
+// The origin on ranks whose folders appear after their step was checked
+// clean on the others: the alarm names the step and ranks an offline
+// trace of the same steps names, whether the step after it is checked
+// already or not yet.
+func TestWatchLateRankHoldsOrigin(t *testing.T) {
+	src := generate(t, "pipeline-nan-next-step")
+	offline, err := trace.Run(context.Background(), trace.Options{Path: src, Steps: map[int]bool{2: true, 3: true}})
+	if err != nil || offline.Origin == nil {
+		t.Fatalf("offline %+v, %v", offline, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		moves []lateWrite
+	}{
+		{"next step not checked yet", []lateWrite{
+			{2, []int{2, 3}, 0, checkedStep(2)},
+			{2, []int{0, 1}, 0, nil}, {3, []int{0, 1, 2, 3}, 0, nil}}},
+		{"next step checked already", []lateWrite{
+			{2, []int{2, 3}, 0, checkedStep(2)},
+			{3, []int{2, 3}, 0, checkedStep(3)},
+			{2, []int{0, 1}, 0, nil}, {3, []int{0, 1}, 0, nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events, res, _ := watchScripted(t, src, 2, tc.moves)
+			if steps := kinds(events, EventStep); len(steps) == 0 || steps[0].Step != 2 || !reflect.DeepEqual(steps[0].Ranks, []int{2, 3}) {
+				t.Fatalf("step events %+v, want step 2 checked on ranks 2, 3 alone first (the replay's premise)", steps)
+			}
+			v := res.Alarm
+			if v == nil || v.Origin == nil {
+				t.Fatalf("no alarm: %+v", events)
+			}
+			if v.Origin.Step != offline.Origin.Step || v.Origin.Op != offline.Origin.Op || !slices.Equal(v.Origin.Ranks, offline.Origin.Ranks) {
+				t.Errorf("alarm at step %d %s ranks %v, offline step %d %s ranks %v", v.Origin.Step, v.Origin.Op, v.Origin.Ranks,
+					offline.Origin.Step, offline.Origin.Op, offline.Origin.Ranks)
+			}
+			if alarms := kinds(events, EventAnomaly); len(alarms) != 1 {
+				t.Errorf("%d alarms", len(alarms))
+			}
+		})
+	}
+}
+
+// A step folder made before any rank folder, while no rank is known yet,
+// waits for its ranks: it is checked on them, not passed over as empty.
+func TestWatchEmptyFirstStepWaits(t *testing.T) {
+	src := generate(t, "log-negative")
+	moves := []lateWrite{{1, nil, 600 * time.Millisecond, nil}, {1, []int{0, 1, 2, 3}, 300 * time.Millisecond, nil}, {2, []int{0, 1, 2, 3}, 0, nil}}
+	events, res, _ := watchScripted(t, src, 0, moves)
+	steps := kinds(events, EventStep)
+	if len(steps) == 0 || steps[0].Step != 1 || !reflect.DeepEqual(steps[0].Ranks, []int{0, 1, 2, 3}) || steps[0].Status != StatusClean {
+		t.Errorf("step events %+v, want step 1 clean on ranks 0-3 first", steps)
+	}
+	if !res.Complete || len(lateEvents(events)) != 0 {
+		t.Errorf("complete %v, late %+v", res.Complete, lateEvents(events))
+	}
+}
