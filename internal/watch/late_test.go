@@ -124,9 +124,16 @@ func TestWatchReadsLateRanks(t *testing.T) {
 	if len(steps) == 0 || steps[0].Step != 9 || !reflect.DeepEqual(steps[0].Ranks, []int{0}) {
 		t.Fatalf("the first step event %+v, want step 9 checked on rank 0 alone (the replay's premise)", steps)
 	}
-	late := lateEvents(events)
-	if len(late) != 1 || late[0].Step != 9 || late[0].Status != StatusClean || !reflect.DeepEqual(late[0].Ranks, []int{1, 2, 3}) {
-		t.Errorf("late step events %+v, want step 9 ranks 1-3 clean", late)
+	// the ranks may be seen over more than one look: a late event each time
+	var lateRanks []int
+	for _, e := range lateEvents(events) {
+		if e.Step != 9 || e.Status != StatusClean || !e.Complete {
+			t.Errorf("late step event %+v, want step 9 clean", e)
+		}
+		lateRanks = append(lateRanks, e.Ranks...)
+	}
+	if slices.Sort(lateRanks); !reflect.DeepEqual(lateRanks, []int{1, 2, 3}) {
+		t.Errorf("ranks %v read late, want 1-3", lateRanks)
 	}
 	if !res.Complete || res.Alarm == nil || res.Alarm.Origin.Step != 14 {
 		t.Fatalf("result %+v", res)
