@@ -37,21 +37,55 @@ func look(root string, first int) (*listing, error) {
 	}
 	sort.Ints(l.steps)
 	for _, s := range l.steps {
-		ents, err := os.ReadDir(l.dirs[s])
-		if err != nil {
-			continue // being created, or gone: looked at again next time
-		}
-		for _, e := range ents {
-			r, ok := dumplayout.Numbered(e.Name(), "rank")
-			if !ok || !dumplayout.IsFolder(l.dirs[s], e) {
-				continue
-			}
-			l.ranks[s] = append(l.ranks[s], r)
+		// a folder being created, or gone, has none: looked at again next time
+		l.ranks[s] = ranksIn(l.dirs[s])
+		for _, r := range l.ranks[s] {
 			l.last[r] = max(l.last[r], s)
 		}
-		sort.Ints(l.ranks[s])
 	}
 	return l, nil
+}
+
+// ranksBefore are the ranks of the last step folder of root before step
+// that holds rank folders: those a watch starting at step (From, or
+// resumed from its state) expects besides the ones it sees, so that a rank
+// that stopped writing before it is not forgotten.
+func ranksBefore(root string, step int) []int {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	dirs := map[int]string{}
+	var steps []int
+	for _, e := range ents {
+		if s, ok := dumplayout.Numbered(e.Name(), "step"); ok && s < step && dumplayout.IsFolder(root, e) {
+			steps = append(steps, s)
+			dirs[s] = filepath.Join(root, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(steps)))
+	for _, s := range steps {
+		if ranks := ranksIn(dirs[s]); len(ranks) > 0 {
+			return ranks
+		}
+	}
+	return nil
+}
+
+// ranksIn are the ranks that have a folder in a step folder, ascending.
+func ranksIn(dir string) []int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var ranks []int
+	for _, e := range ents {
+		if r, ok := dumplayout.Numbered(e.Name(), "rank"); ok && dumplayout.IsFolder(dir, e) {
+			ranks = append(ranks, r)
+		}
+	}
+	sort.Ints(ranks)
+	return ranks
 }
 
 // fileState is what one rank's dump.json looked like when last seen.

@@ -182,6 +182,11 @@ func Run(ctx context.Context, opt Options, emit func(Event)) (Result, error) {
 		w.next, w.prev = max(opt.From, st.Next), st.Prev
 		w.resume = resumePoint{next: w.next, prev: st.Prev}
 	}
+	if w.next > 0 {
+		for _, r := range ranksBefore(opt.Path, w.next) {
+			w.ranks[r] = true
+		}
+	}
 	err := w.run(ctx)
 	return w.result(), err
 }
