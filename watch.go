@@ -103,9 +103,10 @@ type WatchEvent struct {
 	// not; anomaly: the verdict's; stopped: of every step checked.
 	Complete bool
 	Unread   []verdict.UnreadRanks
-	// Late ("late"): step: ranks first seen after the step was checked,
-	// whose rank-steps were read then; Ranks, Complete and Unread are
-	// about them alone.
+	// Late ("late"): step: rank-steps whose folders appeared after the
+	// watch had passed the step (ranks first seen then, or a step folder
+	// that appeared after later ones), read then; Ranks, Complete and
+	// Unread are about them alone.
 	Late bool
 	// Verdict is the analysis behind a suspect step, a recovery or the
 	// alarm (its "op", "kind" and "stage" are the origin's). The verdict

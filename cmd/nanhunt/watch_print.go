@@ -57,7 +57,8 @@ type watchLine struct {
 	// "How it decides", 9)
 	Complete *bool                 `json:"complete,omitempty"`
 	Unread   []verdict.UnreadRanks `json:"unread,omitempty"`
-	// step: ranks first seen after the step was checked, read then
+	// step: rank-steps whose folders appeared after the watch had passed
+	// the step, read then
 	Late bool `json:"late,omitempty"`
 	// an alarm a sidecar alone raised: the last dump step checked, and
 	// the alarm in words
@@ -177,8 +178,9 @@ func stepWords(e nanhunt.WatchEvent) string {
 	return fmt.Sprintf("step %d: %s (%s)", e.Step, e.Status, ranklist.Name(e.Ranks))
 }
 
-// lateWords says what the rank-steps of a step checked before their
-// ranks were seen held.
+// lateWords says what the rank-steps read after the watch had passed
+// their step held (ranks first seen then, or a step folder that appeared
+// after later ones).
 func lateWords(e nanhunt.WatchEvent) string {
 	var ranks []int
 	for _, u := range e.Unread {
@@ -186,7 +188,7 @@ func lateWords(e nanhunt.WatchEvent) string {
 	}
 	ranks = append(ranks, e.Ranks...)
 	slices.Sort(ranks)
-	text := fmt.Sprintf("step %d: %s appeared after the step was checked, read now: ", e.Step, ranklist.Name(ranks))
+	text := fmt.Sprintf("step %d: %s read late (folders that appeared after the watch had passed the step): ", e.Step, ranklist.Name(ranks))
 	if e.Status == watch.StatusClean {
 		return text + "clean"
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
-// The line of each step event: checked, or read late (ranks first seen
-// after their step was checked).
+// The line of each step event: checked, or read late (folders that
+// appeared after the watch had passed their step).
 func TestStepWords(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -18,10 +18,10 @@ func TestStepWords(t *testing.T) {
 	}{
 		{"clean", nanhunt.WatchEvent{Step: 3, Status: watch.StatusClean, Ranks: []int{0, 1, 2}}, "step 3: clean (ranks 0-2)"},
 		{"late clean", nanhunt.WatchEvent{Step: 0, Status: watch.StatusClean, Ranks: []int{1, 2, 3}, Late: true},
-			"step 0: ranks 1-3 appeared after the step was checked, read now: clean"},
+			"step 0: ranks 1-3 read late (folders that appeared after the watch had passed the step): clean"},
 		{"late damaged", nanhunt.WatchEvent{Step: 0, Status: watch.StatusIncomplete, Ranks: []int{2}, Late: true,
 			Unread: []verdict.UnreadRanks{{Step: 0, Ranks: []int{5}, Reason: "unreadable"}}},
-			"step 0: ranks 2,5 appeared after the step was checked, read now: rank 5 could not be read"},
+			"step 0: ranks 2,5 read late (folders that appeared after the watch had passed the step): rank 5 could not be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := stepWords(tc.e); got != tc.want {

@@ -161,9 +161,7 @@ func (w *watcher) settledLong(l *listing, s int, unfinished []int) bool {
 
 // done forgets a checked step, and saves the state when it is kept.
 func (w *watcher) done(s int) {
-	if w.first == nil {
-		w.first = &s
-	}
+	w.passed.add(s)
 	w.next = max(w.next, s+1) // a late rank-step's alarm names an earlier step
 	if !w.resume.held {
 		w.resume.next = w.next

@@ -15,8 +15,10 @@
 // step is clean only when each was read whole; otherwise it is incomplete
 // or unread, its rank-steps are listed by reason ("never finished" for the
 // ranks the watch stopped waiting for), and the watch can no longer end
-// clean. A rank first seen after steps it has folders in were checked has
-// those rank-steps read then (a step event marked Late). Steps are checked in order, each once: a clean step is never
+// clean. Rank-steps whose folders appear after the watch has passed their
+// step (a rank first seen after steps it has folders in were checked, a
+// step folder that appears after later ones) are read then: a step event
+// marked Late, or an anomaly confirmed by the step after it. Steps are checked in order, each once: a clean step is never
 // read again. An anomaly is confirmed by reading the step before it (when
 // dumped) and the next dumped step, so that an overflow the loss scaler
 // skipped is reported as recovered, not as an alarm.

@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/nanhunt/nanhunt/internal/ranklist"
@@ -10,12 +12,16 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
-// A rank the watch had not seen when it checked a step may have a folder
-// in that step: its folder appeared after the step was judged on the
-// ranks seen then (the first steps of a job whose ranks start writing at
-// different times, a rank whose folder is created late). Such a rank-step
-// is read when the rank is first seen, as the step's check would have
-// read it: left alone, the step would stand as clean without it.
+// Folders can appear after the watch has passed their step. A rank the
+// watch had not seen when it checked a step may have a folder there: the
+// step was judged on the ranks seen then (the first steps of a job whose
+// ranks start writing at different times). A whole step folder may appear
+// after later ones were checked: a copy or an rsync from the nodes brings
+// the steps in name order, step10 before step2. Left alone, such a
+// rank-step would never be read, and the watch would end clean without
+// it; so each is read when it is seen (a step event marked Late), as the
+// step's check would have read it, and an anomaly in it is confirmed by
+// the step after it, as any suspect step.
 
 // learnRanks adds the ranks of a listing to those seen, and reads the
 // rank-steps of the newly seen ones in the steps already checked.
@@ -29,26 +35,21 @@ func (w *watcher) learnRanks(ctx context.Context, l *listing) (string, error) {
 			}
 		}
 	}
-	if len(fresh) == 0 || w.first == nil || w.alarm != nil {
+	if len(fresh) == 0 || w.passed.empty() || w.alarm != nil {
 		return "", nil
 	}
-	checked, err := look(w.opt.Path, *w.first)
+	checked, err := look(w.opt.Path, w.next, w.hasPassed)
 	if err != nil {
 		return "", nil // the step loop's own look reports a folder that is gone
 	}
 	isFresh := rankSet(fresh)
-	var steps []int
-	for _, s := range checked.steps {
-		if s < w.next {
-			steps = append(steps, s)
-		}
-	}
-	for i, s := range steps {
-		late := intersect(checked.ranks[s], isFresh)
+	for _, s := range checked.late {
+		late := intersect(ranksIn(checked.dirs[s]), isFresh)
 		if len(late) == 0 {
 			continue
 		}
-		stop, err := w.readLate(ctx, checked.dirs[s], s, late, neighbour(steps, i-1), neighbour(steps, i+1))
+		before, after := w.around(s)
+		stop, err := w.readLate(ctx, checked.dirs[s], s, late, late, before, after)
 		if err != nil || stop != "" {
 			return stop, err
 		}
@@ -56,19 +57,98 @@ func (w *watcher) learnRanks(ctx context.Context, l *listing) (string, error) {
 	return "", nil
 }
 
-// readLate reads ranks late of step s (its folder dir), which was checked
-// without them (before, after: the steps checked around it, nil when
-// none). A clean or damaged rank-step is reported as a step event marked
-// Late; an anomaly is a suspect confirmed as any other, by the step after.
-func (w *watcher) readLate(ctx context.Context, dir string, s int, late []int, before, after *int) (string, error) {
+// isLate reports whether a step folder before the next step to check is
+// one the watch passed without it: a step it answers for, neither
+// checked nor the suspect one.
+func (w *watcher) isLate(s int) bool {
+	return s >= w.start && !w.passed.has(s) && (w.suspect == nil || *w.suspect != s)
+}
+
+// hasPassed reports whether step s was checked.
+func (w *watcher) hasPassed(s int) bool { return w.passed.has(s) }
+
+// readLateSteps reads the late step folders of a listing whose files have
+// settled (every rank folder's dump.json unchanged for Settle), or all of
+// them when the watch is ending, oldest first; every rank seen is
+// expected in each.
+func (w *watcher) readLateSteps(ctx context.Context, l *listing, now time.Time, ending bool) (string, error) {
+	if w.alarm != nil {
+		return "", nil
+	}
+	for _, s := range l.late {
+		ranks := ranksIn(l.dirs[s])
+		if !ending && !w.lateSettled(l.dirs[s], s, ranks, now) {
+			continue
+		}
+		for r := range w.lateFiles {
+			if r[0] == s {
+				delete(w.lateFiles, r)
+			}
+		}
+		w.passed.add(s)
+		before, after := w.around(s)
+		expected := sortedRanks(w.ranks)
+		if len(ranks) == 0 {
+			if len(expected) > 0 {
+				rows := []verdict.UnreadRanks{{Step: s, Ranks: expected, Reason: reasonNoFolder}}
+				w.lateNotWhole(s, rows, before)
+				w.send(Event{Kind: EventStep, Step: s, Status: StatusUnread, Ranks: []int{}, Unread: rows, Late: true})
+			}
+			continue
+		}
+		stop, err := w.readLate(ctx, l.dirs[s], s, nil, expected, before, after)
+		if err != nil || stop != "" {
+			return stop, err
+		}
+	}
+	return "", nil
+}
+
+// lateSettled reports whether a late step folder has rank folders and
+// each one's dump.json has stayed the same for Settle.
+func (w *watcher) lateSettled(dir string, s int, ranks []int, now time.Time) bool {
+	settled := len(ranks) > 0
+	for _, r := range ranks {
+		key := [2]int{s, r}
+		f := w.lateFiles[key]
+		if f == nil {
+			f = &fileState{}
+			w.lateFiles[key] = f
+		}
+		if _, stable := f.stable(rankDump(dir, r), now, w.opt.Settle); !stable {
+			settled = false
+		}
+	}
+	return settled
+}
+
+// around are the steps checked just before and just after step s (nil
+// when none); the suspect step counts as after.
+func (w *watcher) around(s int) (before, after *int) {
+	before, after = w.passed.around(s)
+	if w.suspect != nil && *w.suspect > s && (after == nil || *w.suspect < *after) {
+		after = w.suspect
+	}
+	return before, after
+}
+
+// readLate reads step s (its folder dir), passed without some of its
+// folders: its ranks only, or all when only is nil, with the ranks
+// expected (before, after: the steps checked around it, nil when none). A
+// clean or damaged rank-step is reported as a step event marked Late; an
+// anomaly is confirmed by the step after it.
+func (w *watcher) readLate(ctx context.Context, dir string, s int, only, expected []int, before, after *int) (string, error) {
 	opt := w.opt.Trace
-	opt.Path, opt.Steps, opt.Ranks, opt.Strict, opt.Progress, opt.Expected = dir, nil, rankSet(late), true, nil, late
+	opt.Path, opt.Steps, opt.Ranks, opt.Strict, opt.Progress, opt.Expected = dir, nil, nil, true, nil, expected
+	if only != nil {
+		opt.Ranks = rankSet(only)
+	}
 	opt.NoAhead = true
 	v, err := trace.Run(ctx, opt)
 	var unreadable *trace.UnreadableError
 	switch {
 	case errors.As(err, &unreadable):
-		rows := []verdict.UnreadRanks{{Step: s, Ranks: late, Reason: reasonUnreadable}}
+		rows := []verdict.UnreadRanks{{Step: s, Ranks: expected, Reason: reasonUnreadable}}
 		w.lateNotWhole(s, rows, before)
 		w.send(Event{Kind: EventStep, Step: s, Status: StatusUnread, Ranks: []int{}, Unread: rows, Late: true})
 		return "", nil
@@ -85,14 +165,17 @@ func (w *watcher) readLate(ctx context.Context, dir string, s int, late []int, b
 		status = StatusIncomplete
 		w.lateNotWhole(s, rows, before)
 	}
-	w.send(Event{Kind: EventStep, Step: s, Status: status, Ranks: withoutRanks(late, rows), Complete: len(rows) == 0, Unread: rows, Late: true})
+	read := only
+	if read == nil {
+		read = ranksIn(dir)
+	}
+	w.send(Event{Kind: EventStep, Step: s, Status: status, Ranks: withoutRanks(read, rows), Complete: len(rows) == 0, Unread: rows, Late: true})
 	return "", nil
 }
 
-// lateAnomaly handles an anomaly found in a late rank-step of step s: the
-// step after it (checked already) tells whether it lasts, as offline;
-// when s is the last step checked, s becomes the suspect that the next
-// step to finish confirms.
+// lateAnomaly handles an anomaly found late at step s: the step after it
+// (checked, or the suspect one) tells whether it lasts, as offline; with
+// none, s becomes the suspect that the next step to finish confirms.
 func (w *watcher) lateAnomaly(ctx context.Context, s int, v *verdict.Verdict, before, after *int) (string, error) {
 	now := time.Now()
 	w.markSeen("dump", s, now)
@@ -121,7 +204,7 @@ func (w *watcher) lateAnomaly(ctx context.Context, s int, v *verdict.Verdict, be
 	return "", nil
 }
 
-// lateNotWhole records rows of a step checked earlier that were not read
+// lateNotWhole records rows of a step passed earlier that were not read
 // whole: a resumed watch starts there (before: the step checked before it).
 func (w *watcher) lateNotWhole(s int, rows []verdict.UnreadRanks, before *int) {
 	w.unread = append(w.unread, rows...)
@@ -142,15 +225,6 @@ func intersect(ranks []int, set map[int]bool) []int {
 	return out
 }
 
-// neighbour is steps[i], nil when i is out of range.
-func neighbour(steps []int, i int) *int {
-	if i < 0 || i >= len(steps) {
-		return nil
-	}
-	s := steps[i]
-	return &s
-}
-
 // rankSet is ranks as a set.
 func rankSet(ranks []int) map[int]bool {
 	set := make(map[int]bool, len(ranks))
@@ -158,4 +232,9 @@ func rankSet(ranks []int) map[int]bool {
 		set[r] = true
 	}
 	return set
+}
+
+// rankDump is the dump.json of rank r in a step folder.
+func rankDump(dir string, r int) string {
+	return filepath.Join(dir, "rank"+strconv.Itoa(r), "dump.json")
 }

@@ -203,3 +203,55 @@ func TestWatchEmptyFirstStepWaits(t *testing.T) {
 		t.Errorf("complete %v, late %+v", res.Complete, lateEvents(events))
 	}
 }
+
+// Step folders that appear after later ones were checked (a copy or an
+// rsync brings them in name order: step3 before step1) are read when they
+// have settled: clean ones are step events marked Late, a damaged one
+// leaves the watch incomplete, and an anomaly in one is the alarm an
+// offline trace gives.
+func TestWatchReadsLateSteps(t *testing.T) {
+	all := []int{0, 1, 2, 3}
+	inNameOrder := []lateWrite{{3, all, 0, checkedStep(3)}, {1, all, 0, nil}, {2, all, 0, nil}}
+	for _, tc := range []struct {
+		name, scenario string
+		damage         string // a rank folder whose dump.json is cut, under the run
+		wantLate       []int  // steps read late
+		wantComplete   bool
+	}{
+		{"clean", "legit-masks", "", []int{1, 2}, true},
+		{"damaged", "legit-masks", "step2/rank1", []int{1, 2}, false},
+		{"anomaly", "log-negative", "", []int{1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := generate(t, tc.scenario)
+			if tc.damage != "" {
+				if err := os.WriteFile(filepath.Join(src, tc.damage, "dump.json"), []byte(`{"task": "statistics", "data": {"Torch.`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			offline, err := trace.Run(context.Background(), trace.Options{Path: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, res, _ := watchScripted(t, src, 0, inNameOrder)
+			var late []int
+			for _, e := range lateEvents(events) {
+				late = append(late, e.Step)
+			}
+			if !slices.Equal(late, tc.wantLate) {
+				t.Errorf("steps read late %v, want %v: %+v", late, tc.wantLate, events)
+			}
+			if res.Complete != tc.wantComplete {
+				t.Errorf("complete %v, unread %+v", res.Complete, res.Unread)
+			}
+			switch {
+			case offline.Origin == nil && res.Alarm != nil:
+				t.Errorf("alarm %+v on a run without anomaly", res.Alarm.Origin)
+			case offline.Origin != nil && (res.Alarm == nil || res.Alarm.Origin == nil):
+				t.Errorf("no alarm; offline: step %d %s", offline.Origin.Step, offline.Origin.Op)
+			case offline.Origin != nil && (res.Alarm.Origin.Step != offline.Origin.Step || res.Alarm.Origin.Op != offline.Origin.Op):
+				t.Errorf("alarm at step %d %s, offline step %d %s", res.Alarm.Origin.Step, res.Alarm.Origin.Op, offline.Origin.Step, offline.Origin.Op)
+			}
+		})
+	}
+}

@@ -112,7 +112,7 @@ func TestLookFollowsLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := look(p("dump"), 0)
+	l, err := look(p("dump"), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,7 @@ package watch
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -104,7 +102,7 @@ func (w *watcher) progress(l *listing, s, r int, has bool, now time.Time) rankPr
 		f = &fileState{}
 		w.files[key] = f
 	}
-	exists, stable := f.stable(filepath.Join(l.dirs[s], "rank"+strconv.Itoa(r), "dump.json"), now, w.opt.Settle)
+	exists, stable := f.stable(rankDump(l.dirs[s], r), now, w.opt.Settle)
 	if exists && f.since == now {
 		w.changed = now
 	}

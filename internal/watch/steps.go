@@ -14,14 +14,16 @@ import (
 type listing struct {
 	steps []int          // ascending
 	ranks map[int][]int  // step -> ranks, ascending
-	dirs  map[int]string // step -> folder
+	dirs  map[int]string // step -> folder (of the late steps too)
 	last  map[int]int    // rank -> the latest step it has a folder in
+	late  []int          // steps before first that late asked for, ascending (their ranks are not listed)
 }
 
 // look lists the step folders of root and the rank folders of the steps
-// from first on (earlier steps are done and not looked at again). Folders
-// that are symbolic links to folders count, as trace reads them.
-func look(root string, first int) (*listing, error) {
+// from first on (earlier steps are done and not looked at again), and the
+// earlier step folders for which late, when set, is true. Folders that
+// are symbolic links to folders count, as trace reads them.
+func look(root string, first int, late func(step int) bool) (*listing, error) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
@@ -29,13 +31,18 @@ func look(root string, first int) (*listing, error) {
 	l := &listing{ranks: map[int][]int{}, dirs: map[int]string{}, last: map[int]int{}}
 	for _, e := range ents {
 		s, ok := dumplayout.Numbered(e.Name(), "step")
-		if !ok || s < first || !dumplayout.IsFolder(root, e) {
+		if !ok || s < first && (late == nil || !late(s)) || !dumplayout.IsFolder(root, e) {
 			continue
 		}
-		l.steps = append(l.steps, s)
+		if s < first {
+			l.late = append(l.late, s)
+		} else {
+			l.steps = append(l.steps, s)
+		}
 		l.dirs[s] = filepath.Join(root, e.Name())
 	}
 	sort.Ints(l.steps)
+	sort.Ints(l.late)
 	for _, s := range l.steps {
 		// a folder being created, or gone, has none: looked at again next time
 		l.ranks[s] = ranksIn(l.dirs[s])

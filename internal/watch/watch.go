@@ -121,9 +121,10 @@ type Event struct {
 	// alarm's verdict).
 	Complete bool
 	Unread   []verdict.UnreadRanks
-	// Late: step: the step was checked before these ranks were seen; their
-	// rank-steps were read when they were (Ranks, Complete and Unread are
-	// about them alone).
+	// Late: step: rank-steps whose folders appeared after the watch had
+	// passed the step (ranks first seen then, or a step folder that
+	// appeared after later ones), read then; Ranks, Complete and Unread
+	// are about them alone.
 	Late bool
 	// Verdict is the analysis behind an anomaly or a recovery. The
 	// verdict of an anomaly that only a sidecar shows has no origin.
@@ -182,6 +183,7 @@ func Run(ctx context.Context, opt Options, emit func(Event)) (Result, error) {
 		w.next, w.prev = max(opt.From, st.Next), st.Prev
 		w.resume = resumePoint{next: w.next, prev: st.Prev}
 	}
+	w.start = w.next
 	if w.next > 0 {
 		for _, r := range ranksBefore(opt.Path, w.next) {
 			w.ranks[r] = true
@@ -197,8 +199,10 @@ type watcher struct {
 	opt  Options
 	emit func(Event)
 
-	first      *int                  // the first step checked (nil: none yet)
+	start      int                   // the first step this watch answers for (From, or the state's)
 	next       int                   // the first step not checked yet
+	passed     stepSet               // the steps checked (a step folder before next that is not is late)
+	lateFiles  map[[2]int]*fileState // (step, rank) of the late steps not read yet
 	files      map[[2]int]*fileState // (step, rank) of the steps not checked yet
 	ranks      map[int]bool          // every rank seen
 	waiting    map[int]string        // step -> the missing ranks last reported
@@ -241,8 +245,9 @@ func newWatcher(opt Options, emit func(Event)) *watcher {
 		opt.Trace.Jobs = 1
 	}
 	opt.Sidecars = append(followers(opt.Sources), opt.Sidecars...)
-	w := &watcher{opt: opt, emit: emit, next: opt.From, files: map[[2]int]*fileState{},
+	w := &watcher{opt: opt, emit: emit, start: opt.From, next: opt.From, files: map[[2]int]*fileState{},
 		ranks: map[int]bool{}, waiting: map[int]string{}, clocks: map[int]stepClock{}, gone: map[int]bool{},
+		lateFiles:  map[[2]int]*fileState{},
 		unfinished: map[int][]int{}, seen: map[string]sighting{}, failed: map[string]error{}, changed: time.Now(), resume: resumePoint{next: opt.From}}
 	if pol, err := policy.New(opt.Trace.Rules); err == nil {
 		w.ahead.pol = pol // a rule set that does not compile fails the steps' traces, which say why
@@ -316,7 +321,7 @@ func (w *watcher) interrupted(ctx context.Context) error {
 func (w *watcher) poll(ctx context.Context) (string, error) {
 	now := time.Now()
 	w.readSidecars(ctx, now)
-	l, err := look(w.opt.Path, w.next)
+	l, err := look(w.opt.Path, w.next, w.isLate)
 	if err != nil {
 		return "", fmt.Errorf("watch %s: %w", w.opt.Path, err)
 	}
@@ -327,6 +332,9 @@ func (w *watcher) poll(ctx context.Context) (string, error) {
 		return stop, err
 	}
 	idle := w.opt.IdleExit > 0 && now.Sub(w.changed) >= w.opt.IdleExit
+	if stop, err := w.readLateSteps(ctx, l, now, idle); err != nil || stop != "" {
+		return stop, err
+	}
 	for _, s := range l.steps {
 		if s < w.next {
 			continue

@@ -132,9 +132,9 @@ def watch(
 ) -> "Iterator[Event] | Optional[Event]":
     """Run ``nanhunt watch DUMP_PATH --format jsonl`` and give its events as
     dicts, each with "event" and "time": ``step`` (a step checked: "step",
-    "status", "ranks" "0-3" read whole, "complete"; with "late": true, the
-    ranks first seen after that step was checked, read then), ``waiting`` ("missing"
-    ranks), ``suspect`` (a step shows an anomaly; the next dumped step tells
+    "status", "ranks" "0-3" read whole, "complete"; with "late": true,
+    rank-steps whose folders appeared after the watch had passed the step,
+    read then), ``waiting`` ("missing" ranks), ``suspect`` (a step shows an anomaly; the next dumped step tells
     whether it lasts), ``evidence`` (the log or monitor shows a non-finite
     value), ``recovered`` (it did not last: no alarm), ``anomaly`` (the
     alarm: "step", "ranks", "op", "kind", "stage", "source", "complete",
