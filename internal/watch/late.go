@@ -115,7 +115,11 @@ func (w *watcher) lateSettled(dir string, s int, ranks []int, now time.Time) boo
 			f = &fileState{}
 			w.lateFiles[key] = f
 		}
-		if _, stable := f.stable(rankDump(dir, r), now, w.opt.Settle); !stable {
+		exists, stable := f.stable(rankDump(dir, r), now, w.opt.Settle)
+		if exists && f.since.Equal(now) {
+			w.changed = now // being written: the job (or the copy) goes on
+		}
+		if !stable {
 			settled = false
 		}
 	}

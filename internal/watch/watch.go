@@ -380,5 +380,10 @@ func (l *listing) signature() string {
 		b = strconv.AppendInt(b, int64(len(l.ranks[s])), 10)
 		b = append(b, ',')
 	}
+	for _, s := range l.late {
+		b = append(b, 'L')
+		b = strconv.AppendInt(b, int64(s), 10)
+		b = append(b, ',')
+	}
 	return string(b)
 }
