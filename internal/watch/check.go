@@ -13,39 +13,43 @@ import (
 
 // checkStep analyses a step that is ready (unfinished: its ranks that
 // never finished it): alone at first; as the confirmation of a suspect
-// step when one is waiting.
-func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished []int) (string, error) {
+// step when one is waiting. retry is set when a file of it was caught in
+// the middle of a rewrite: it is looked at again, and no later step is
+// checked before it.
+func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished []int) (stop string, retry bool, err error) {
 	if w.alarm != nil {
 		w.done(s)
 		w.send(Event{Kind: EventStep, Step: s, Status: StatusAfterAlarm, Ranks: l.ranks[s]})
-		return "", nil
+		return "", false, nil
 	}
 	w.unfinished[s] = unfinished
 	if w.suspect != nil {
-		return w.confirm(ctx, &s)
+		stop, err := w.confirm(ctx, &s)
+		return stop, false, err
 	}
 	v, retry, err := w.traceStep(ctx, l, s, unfinished)
 	if err != nil || retry {
-		return "", err
+		return "", retry, err
 	}
 	w.ahead.remember(w.opt.Path, l.dirs[s], s)
 	if v == nil {
 		w.stepNotRead(l, s, unfinished)
-		return "", nil
+		return "", false, nil
 	}
 	if !v.Anomaly {
 		w.stepChecked(l, s, v)
 		w.warnAhead(ctx, s)
-		return "", nil
+		return "", false, nil
 	}
 	w.suspect, w.suspectAt = &s, time.Now()
 	w.markSeen("dump", s, w.suspectAt)
 	w.next = s + 1
 	w.send(Event{Kind: EventSuspect, Step: s, Verdict: v})
 	if w.opt.Trace.Strict {
-		return w.confirm(ctx, nil) // every anomaly counts: no need to wait
+		stop, err := w.confirm(ctx, nil) // every anomaly counts: no need to wait
+		return stop, false, err
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // traceStep reads step s alone, with the rules of trace and the ranks the
@@ -63,11 +67,12 @@ func (w *watcher) traceStep(ctx context.Context, l *listing, s int, unfinished [
 	var unreadable *trace.UnreadableError
 	switch {
 	case errors.As(err, &unreadable):
-		// every file torn: look again, unless they have stayed so
-		return nil, !w.settledLong(l, s, unfinished), nil
+		// every file torn: look again, unless they have stayed so or the
+		// watch is ending (the step is judged on what it holds then)
+		return nil, !w.ending && !w.settledLong(l, s, unfinished), nil
 	case err != nil:
 		return nil, false, err
-	case w.torn(v, l, s, unfinished):
+	case !w.ending && w.torn(v, l, s, unfinished):
 		return nil, true, nil
 	}
 	markUnfinished(v, s, unfinished)

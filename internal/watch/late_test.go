@@ -255,3 +255,28 @@ func TestWatchReadsLateSteps(t *testing.T) {
 		})
 	}
 }
+
+// The job ends (IdleExit, shorter than RankTimeout) while the last step
+// holds a cut dump.json that its rank never rewrites: the step is judged
+// on what it holds then, damaged, and the watch does not end complete. (It
+// used to wait for the file to settle until the end, never judged the
+// step, and ended clean.)
+func TestWatchEndingJudgesTornStep(t *testing.T) {
+	src := generate(t, "legit-masks")
+	cut := rankDump(filepath.Join(src, "step3"), 1)
+	b, err := os.ReadFile(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cut, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all := []int{0, 1, 2, 3}
+	events, res, _ := watchScripted(t, src, 0, []lateWrite{{1, all, 0, nil}, {2, all, 0, nil}, {3, all, 0, nil}})
+	if res.Complete || len(res.Unread) != 1 || res.Unread[0].Step != 3 || !slices.Equal(res.Unread[0].Ranks, []int{1}) {
+		t.Errorf("complete %v, unread %+v; want step 3 rank 1 unread", res.Complete, res.Unread)
+	}
+	if !slices.ContainsFunc(kinds(events, EventStep), func(e Event) bool { return e.Step == 3 && e.Status == StatusIncomplete }) {
+		t.Errorf("no incomplete step 3 among %+v", kinds(events, EventStep))
+	}
+}

@@ -209,6 +209,7 @@ type watcher struct {
 	clocks     map[int]stepClock     // step -> how far its ranks have got
 	gone       map[int]bool          // ranks that never finished a step and have written no later one since
 	unfinished map[int][]int         // step -> its ranks that never finished it, while a verdict may read it
+	ending     bool                  // the job ended (IdleExit): steps are judged on what they hold, torn or not
 	suspect    *int                  // a step whose own check found an anomaly
 	suspectAt  time.Time             // when
 	prev       *int                  // the last step checked without an anomaly
@@ -332,6 +333,7 @@ func (w *watcher) poll(ctx context.Context) (string, error) {
 		return stop, err
 	}
 	idle := w.opt.IdleExit > 0 && now.Sub(w.changed) >= w.opt.IdleExit
+	w.ending = idle
 	if stop, err := w.readLateSteps(ctx, l, now, idle); err != nil || stop != "" {
 		return stop, err
 	}
@@ -345,12 +347,15 @@ func (w *watcher) poll(ctx context.Context) (string, error) {
 			break
 		}
 		delete(w.waiting, s)
-		stop, err := w.checkStep(ctx, l, s, rd.unfinished)
+		stop, retry, err := w.checkStep(ctx, l, s, rd.unfinished)
 		if err != nil {
 			return "", err
 		}
 		if stop != "" {
 			return stop, nil
+		}
+		if retry {
+			break // read again at the next look, before any later step
 		}
 		if w.opt.UntilStep != nil && s >= *w.opt.UntilStep && w.suspect == nil {
 			return "until-step", nil
