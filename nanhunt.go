@@ -3,6 +3,7 @@ package nanhunt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -35,6 +36,12 @@ type Inputs struct {
 	// Steps and Ranks restrict the analysis to these steps and ranks (the
 	// sets dump.ParseRanges returns); nil means all.
 	Steps, Ranks map[int]bool
+	// WorldSize, when set, is the job's number of ranks: each of 0 to
+	// WorldSize-1 (among Ranks) is expected at every step analysed, as a
+	// rank with a folder is, so that a rank with no folder at all is
+	// unread rather than unseen (at most MaxWorldSize; 0: the ranks the
+	// dump and its collectives show).
+	WorldSize int
 	// RulesFile is a JSON file of extra exclusion rules (op, side, slot,
 	// values, reason); "" for none.
 	RulesFile string
@@ -188,6 +195,9 @@ func (in Inputs) traceOptions() (trace.Options, error) {
 		opt.Path = ""
 	}
 	var err error
+	if opt.Expected, err = worldRanks(in.WorldSize); err != nil {
+		return opt, err
+	}
 	if opt.Rules, err = loadRules(in.RulesFile); err != nil {
 		return opt, err
 	}
@@ -246,4 +256,19 @@ func planOf(v *verdict.Verdict, popt plan.Options) *verdict.Plan {
 		return evidence.Combine(&cp, v.Evidence.Log, v.Evidence.Monitor, popt).Plan
 	}
 	return plan.Make(v, popt)
+}
+
+// MaxWorldSize bounds Inputs.WorldSize and WatchInputs.WorldSize.
+const MaxWorldSize = 1 << 20
+
+// worldRanks are the ranks 0 to n-1 of a world of n (none for 0).
+func worldRanks(n int) ([]int, error) {
+	if n < 0 || n > MaxWorldSize {
+		return nil, fmt.Errorf("world size %d: a job has 1 to %d ranks", n, MaxWorldSize)
+	}
+	ranks := make([]int, n)
+	for r := range ranks {
+		ranks[r] = r
+	}
+	return ranks, nil
 }

@@ -17,6 +17,10 @@ type WatchInputs struct {
 	Dump string
 	// Ranks restricts the watch to these ranks (nil: all).
 	Ranks map[int]bool
+	// WorldSize, when set, is the job's number of ranks: each of 0 to
+	// WorldSize-1 (among Ranks) is expected from the first step, before
+	// its folders appear (0: the ranks seen so far).
+	WorldSize int
 	// RulesFile and Strict are as for Run; Jobs bounds the files read at
 	// once (0: one, to stay out of training's way).
 	RulesFile string
@@ -208,12 +212,13 @@ func (in WatchInputs) options() (watch.Options, error) {
 			return watch.Options{}, fmt.Errorf("--state %s: %w", in.StateFile, err)
 		}
 	}
-	topt, err := Inputs{Dump: in.Dump, Ranks: in.Ranks, RulesFile: in.RulesFile, Jobs: in.Jobs, Strict: in.Strict, Timeline: true}.traceOptions()
+	topt, err := Inputs{Dump: in.Dump, Ranks: in.Ranks, RulesFile: in.RulesFile, Jobs: in.Jobs, Strict: in.Strict, Timeline: true, WorldSize: in.WorldSize}.traceOptions()
 	if err != nil {
 		return watch.Options{}, err
 	}
 	return watch.Options{
 		Path: in.Dump, Trace: topt, Poll: in.Poll, Settle: in.Settle, RankTimeout: in.RankTimeout, UntilStep: in.UntilStep, IdleExit: in.IdleExit,
+		Expected: topt.Expected,
 		Sources:   sources.Inputs{Log: sources.Log(in.Log), Monitor: sources.Monitor(in.Monitor)},
 		KeepGoing: in.KeepGoing, StateFile: in.StateFile, Plan: planOptions(in.Plan, in.Dump, nil),
 	}, nil

@@ -20,6 +20,7 @@ import (
 // traceFlags are the flags that shape an analysis and its output.
 type traceFlags struct {
 	steps, ranks string
+	worldSize    int
 	format       string
 	output       string
 	rules        string
@@ -44,6 +45,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.steps, "steps", "", "only these steps, e.g. 4-8 or 0,3-7")
 	cmd.Flags().StringVar(&f.ranks, "ranks", "", "only these ranks, e.g. 0,3-7")
+	cmd.Flags().IntVar(&f.worldSize, "world-size", 0, "the job's number of ranks: every rank 0 to N-1 is expected at every step, a rank with no folder is unread (default: the ranks the dump shows)")
 	cmd.Flags().StringVar(&f.rules, "rules", "", "JSON file of extra exclusion rules (op, side, slot, values, reason)")
 	cmd.Flags().IntVar(&f.jobs, "jobs", 0, "files read at once (default: one per CPU)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "report the first NaN/Inf even when the next step no longer shows it")
@@ -52,7 +54,7 @@ func (f *traceFlags) registerAnalysis(cmd *cobra.Command) {
 // analysis is the flags as the library's Inputs; path names the dump (or
 // the first of the summaries).
 func (f *traceFlags) analysis(cmd *cobra.Command, path string) (nanhunt.Inputs, error) {
-	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict, Timeline: f.rereadOrigin()}
+	in := nanhunt.Inputs{Dump: path, Summaries: f.summaries, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict, Timeline: f.rereadOrigin(), WorldSize: f.worldSize}
 	var err error
 	if in.Steps, in.Ranks, err = selection(f.steps, f.ranks); err != nil {
 		return in, err
@@ -86,6 +88,9 @@ func (f *traceFlags) check(cmd *cobra.Command, formats ...string) error {
 	}
 	if err := checkJobs(cmd, f.jobs); err != nil {
 		return err
+	}
+	if f.worldSize < 0 || f.worldSize > nanhunt.MaxWorldSize || cmd.Flags().Changed("world-size") && f.worldSize == 0 {
+		return fmt.Errorf("--world-size %d: a job has 1 to %d ranks", f.worldSize, nanhunt.MaxWorldSize)
 	}
 	return checkSelection(cmd, f.steps, f.ranks)
 }

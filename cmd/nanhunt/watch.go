@@ -195,7 +195,7 @@ func (f *watchFlags) inputs(cmd *cobra.Command, path, outDir string) (nanhunt.Wa
 	if err != nil {
 		return nanhunt.WatchInputs{}, err
 	}
-	in := nanhunt.WatchInputs{Dump: path, Ranks: ranks, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict,
+	in := nanhunt.WatchInputs{Dump: path, Ranks: ranks, WorldSize: f.worldSize, RulesFile: f.rules, Jobs: f.jobs, Strict: f.strict,
 		Poll: f.poll, Settle: f.settle, RankTimeout: f.rankTimeout, IdleExit: f.idleExit,
 		KeepGoing: !f.exitOnAnomaly, OutDir: outDir, StateFile: f.state, PruneKeep: f.prune}
 	if in.Log, in.Monitor, err = f.evidence.inputs(); err != nil {

@@ -76,6 +76,12 @@ func (r *recorder) checked(s int) bool {
 // from step from, until it has been idle for a second.
 func watchScripted(t *testing.T, src string, from int, moves []lateWrite) ([]Event, Result, string) {
 	t.Helper()
+	return watchScriptedWith(t, src, Options{From: from}, moves)
+}
+
+// watchScriptedWith is watchScripted with more options (From, Expected).
+func watchScriptedWith(t *testing.T, src string, opt Options, moves []lateWrite) ([]Event, Result, string) {
+	t.Helper()
 	dst := filepath.Join(t.TempDir(), "dump")
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
@@ -88,8 +94,8 @@ func watchScripted(t *testing.T, src string, from int, moves []lateWrite) ([]Eve
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Run(ctx, Options{Path: dst, From: from, Poll: 20 * time.Millisecond, Settle: 150 * time.Millisecond,
-		RankTimeout: 5 * time.Second, IdleExit: time.Second}, rec.emit)
+	opt.Path, opt.Poll, opt.Settle, opt.RankTimeout, opt.IdleExit = dst, 20*time.Millisecond, 150*time.Millisecond, 5*time.Second, time.Second
+	res, err := Run(ctx, opt, rec.emit)
 	<-replayed
 	if err != nil {
 		t.Fatal(err)
@@ -278,5 +284,24 @@ func TestWatchEndingJudgesTornStep(t *testing.T) {
 	}
 	if !slices.ContainsFunc(kinds(events, EventStep), func(e Event) bool { return e.Step == 3 && e.Status == StatusIncomplete }) {
 		t.Errorf("no incomplete step 3 among %+v", kinds(events, EventStep))
+	}
+}
+
+// One rank writes the step that holds the NaN, and the next one, before
+// the others begin it (their folders come later): a watch that knows the
+// world size waits for them and names the rank the NaN came from, as an
+// offline trace of the finished run; without it, the one rank it has seen
+// is the world it confirms the anomaly in.
+func TestWatchWorldSizeWaitsForRanks(t *testing.T) {
+	src := generate(t, "log-negative") // the NaN born on rank 2 at step 2, carried to the others
+	offline, err := trace.Run(context.Background(), trace.Options{Path: src, Steps: map[int]bool{2: true, 3: true}})
+	if err != nil || offline.Origin == nil {
+		t.Fatalf("offline %+v, %v", offline, err)
+	}
+	moves := []lateWrite{{2, []int{0}, 0, nil}, {3, []int{0}, 600 * time.Millisecond, nil}, {2, []int{1, 2, 3}, 0, nil}, {3, []int{1, 2, 3}, 0, nil}}
+	_, res, _ := watchScriptedWith(t, src, Options{Expected: []int{0, 1, 2, 3}}, moves)
+	v := res.Alarm
+	if v == nil || v.Origin == nil || v.Origin.Step != 2 || v.Origin.Op != offline.Origin.Op || !slices.Equal(v.Origin.Ranks, offline.Origin.Ranks) {
+		t.Errorf("alarm %+v; offline step 2 %s ranks %v", v, offline.Origin.Op, offline.Origin.Ranks)
 	}
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// the ranks present and is not read whole, and later steps do not wait
 	// for that rank again until it writes a later step.
 	RankTimeout time.Duration
+	// Expected are ranks of the job known before their folders appear
+	// (the world size): each is expected from the first step on, with the
+	// ranks seen (those of Trace.Ranks, when it is set).
+	Expected []int
 	// From is the first step to check: the steps before it were checked
 	// in an earlier run (see State).
 	From int
@@ -184,6 +188,11 @@ func Run(ctx context.Context, opt Options, emit func(Event)) (Result, error) {
 		w.resume = resumePoint{next: w.next, prev: st.Prev}
 	}
 	w.start = w.next
+	for _, r := range opt.Expected {
+		if opt.Trace.Ranks == nil || opt.Trace.Ranks[r] {
+			w.ranks[r] = true
+		}
+	}
 	if w.next > 0 {
 		for _, r := range ranksBefore(opt.Path, w.next) {
 			w.ranks[r] = true

@@ -146,6 +146,14 @@ LISTING: Dict[str, Any] = json.loads(
           "default": "",
           "repeatable": false,
           "help": "tensor-parallel size: the monitor compares a module across the ranks of its group (consecutive ranks)"
+        },
+        {
+          "name": "world-size",
+          "shorthand": "",
+          "type": "int",
+          "default": "",
+          "repeatable": false,
+          "help": "the job's number of ranks: every rank 0 to N-1 is expected at every step, a rank with no folder is unread (default: the ranks the dump shows)"
         }
       ]
     },
@@ -367,6 +375,14 @@ LISTING: Dict[str, Any] = json.loads(
           "default": "",
           "repeatable": false,
           "help": "read this saved JSON verdict instead of analysing a dump"
+        },
+        {
+          "name": "world-size",
+          "shorthand": "",
+          "type": "int",
+          "default": "",
+          "repeatable": false,
+          "help": "the job's number of ranks: every rank 0 to N-1 is expected at every step, a rank with no folder is unread (default: the ranks the dump shows)"
         }
       ]
     },
@@ -882,6 +898,14 @@ LISTING: Dict[str, Any] = json.loads(
           "default": "",
           "repeatable": false,
           "help": "tensor-parallel size: the monitor compares a module across the ranks of its group (consecutive ranks)"
+        },
+        {
+          "name": "world-size",
+          "shorthand": "",
+          "type": "int",
+          "default": "",
+          "repeatable": false,
+          "help": "the job's number of ranks: every rank 0 to N-1 is expected at every step, a rank with no folder is unread (default: the ranks the dump shows)"
         }
       ]
     },
@@ -1079,6 +1103,14 @@ LISTING: Dict[str, Any] = json.loads(
           "default": "-1",
           "repeatable": false,
           "help": "stop once this step is checked"
+        },
+        {
+          "name": "world-size",
+          "shorthand": "",
+          "type": "int",
+          "default": "",
+          "repeatable": false,
+          "help": "the job's number of ranks: every rank 0 to N-1 is expected at every step, a rank with no folder is unread (default: the ranks the dump shows)"
         }
       ]
     }
