@@ -218,7 +218,7 @@ func (in WatchInputs) options() (watch.Options, error) {
 	}
 	return watch.Options{
 		Path: in.Dump, Trace: topt, Poll: in.Poll, Settle: in.Settle, RankTimeout: in.RankTimeout, UntilStep: in.UntilStep, IdleExit: in.IdleExit,
-		Expected: topt.Expected,
+		Expected:  topt.Expected,
 		Sources:   sources.Inputs{Log: sources.Log(in.Log), Monitor: sources.Monitor(in.Monitor)},
 		KeepGoing: in.KeepGoing, StateFile: in.StateFile, Plan: planOptions(in.Plan, in.Dump, nil),
 	}, nil
