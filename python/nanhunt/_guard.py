@@ -75,7 +75,8 @@ class StepGuard:
         warns once and does not wait again until the watch moves on.
     first_step: the msprobe step of the first ``guard.step()`` call.
     options: flags of ``nanhunt watch`` (see ``nanhunt.watch``): settle,
-        poll, rank_timeout, log, monitor, rules, strict, jobs, state, ...
+        poll, rank_timeout, world_size, log, monitor, rules, strict, jobs,
+        state, ...
     """
 
     def __init__(

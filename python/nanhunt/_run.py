@@ -19,9 +19,9 @@ def trace(path: Optional[PathLike] = None, *, timeout: Optional[float] = None, *
 
     ``path`` is a dump_path, a step folder, a rank folder or a dump.json (or
     None with ``log=``/``monitor=`` alone). The options are the flags of
-    ``nanhunt trace``: steps, ranks, rules, strict, jobs, log, log_format,
-    log_pattern, log_step_offset, monitor, tp_size, html (also write the
-    HTML report), output (also write the verdict to this file).
+    ``nanhunt trace``: steps, ranks, world_size, rules, strict, jobs, log,
+    log_format, log_pattern, log_step_offset, monitor, tp_size, html (also
+    write the HTML report), output (also write the verdict to this file).
 
     The verdict says whether there is an anomaly (``verdict["anomaly"]``) and
     where it was born (``verdict["origin"]``). No anomaly is a clean run only

@@ -168,7 +168,7 @@ def watch(
     The options are the flags of ``nanhunt watch``: out_dir (or output:
     -o, the folder for the alarm's files), exit_on_anomaly, on_anomaly and
     on_warning (shell commands), state, poll, settle,
-    rank_timeout, idle_exit (durations), until_step, nice, ranks, rules,
+    rank_timeout, idle_exit (durations), until_step, nice, ranks, world_size, rules,
     strict, jobs, and the evidence flags log, log_format, log_pattern,
     log_step_offset, monitor, tp_size. A failed watch (exit status 2)
     raises NanhuntError.
