@@ -120,6 +120,7 @@ func lateEvents(events []Event) []Event {
 // marked Late), the watch ends complete, and the alarm's warnings before
 // the NaN have their whole series, as offline.
 func TestWatchReadsLateRanks(t *testing.T) {
+	t.Parallel()
 	src := generate(t, "sharp-gradient-fp16")
 	moves := []lateWrite{{9, []int{0}, 0, checkedStep(9)}, {9, []int{1, 2, 3}, 100 * time.Millisecond, nil}}
 	for s := 10; s <= 14; s++ {
@@ -198,6 +199,7 @@ func TestWatchLateRankHoldsOrigin(t *testing.T) {
 // A step folder made before any rank folder, while no rank is known yet,
 // waits for its ranks: it is checked on them, not passed over as empty.
 func TestWatchEmptyFirstStepWaits(t *testing.T) {
+	t.Parallel()
 	src := generate(t, "log-negative")
 	moves := []lateWrite{{1, nil, 600 * time.Millisecond, nil}, {1, []int{0, 1, 2, 3}, 300 * time.Millisecond, nil}, {2, []int{0, 1, 2, 3}, 0, nil}}
 	events, res, _ := watchScripted(t, src, 0, moves)
@@ -268,6 +270,7 @@ func TestWatchReadsLateSteps(t *testing.T) {
 // used to wait for the file to settle until the end, never judged the
 // step, and ended clean.)
 func TestWatchEndingJudgesTornStep(t *testing.T) {
+	t.Parallel()
 	src := generate(t, "legit-masks")
 	cut := rankDump(filepath.Join(src, "step3"), 1)
 	b, err := os.ReadFile(cut)
@@ -293,6 +296,7 @@ func TestWatchEndingJudgesTornStep(t *testing.T) {
 // offline trace of the finished run; without it, the one rank it has seen
 // is the world it confirms the anomaly in.
 func TestWatchWorldSizeWaitsForRanks(t *testing.T) {
+	t.Parallel()
 	src := generate(t, "log-negative") // the NaN born on rank 2 at step 2, carried to the others
 	offline, err := trace.Run(context.Background(), trace.Options{Path: src, Steps: map[int]bool{2: true, 3: true}})
 	if err != nil || offline.Origin == nil {

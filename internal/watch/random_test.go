@@ -87,6 +87,7 @@ func TestWatchMatchesOfflineRandom(t *testing.T) {
 		}
 		src := srcs[scenario]
 		t.Run(scenario+"/"+strconv.FormatInt(seed, 10), func(t *testing.T) {
+			t.Parallel() // each replays into a folder of its own; they mostly wait
 			rng := rand.New(rand.NewSource(seed))
 			moves, steps := randomMoves(t, rng, src)
 			if rng.Intn(3) == 0 {
