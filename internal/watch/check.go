@@ -24,8 +24,7 @@ func (w *watcher) checkStep(ctx context.Context, l *listing, s int, unfinished [
 	}
 	w.unfinished[s] = unfinished
 	if w.suspect != nil {
-		stop, err := w.confirm(ctx, &s)
-		return stop, false, err
+		return w.confirmBy(ctx, l, s)
 	}
 	v, retry, err := w.traceStep(ctx, l, s, unfinished)
 	if err != nil || retry {
@@ -203,14 +202,36 @@ func (w *watcher) forgetUnfinished() {
 	}
 }
 
+// confirmBy confirms the suspect step with step next, which is ready;
+// when a file of next was caught in the middle of a rewrite (as
+// traceStep tells), it asks for a retry instead: a next step read in part
+// would leave the anomaly standing (§9) where it did not last.
+func (w *watcher) confirmBy(ctx context.Context, l *listing, next int) (stop string, retry bool, err error) {
+	v, steps, err := w.traceAround(ctx, *w.suspect, w.prev, &next)
+	if err != nil {
+		return "", false, err
+	}
+	if !w.ending && w.torn(v, l, next, w.unfinished[next]) {
+		return "", true, nil
+	}
+	stop, err = w.settle(ctx, v, steps, &next)
+	return stop, false, err
+}
+
 // confirm reads the suspect step with the step before it and the step
 // after (next, nil when there is none) the way an offline trace does.
 func (w *watcher) confirm(ctx context.Context, next *int) (string, error) {
-	s := *w.suspect
-	v, steps, err := w.traceAround(ctx, s, w.prev, next)
+	v, steps, err := w.traceAround(ctx, *w.suspect, w.prev, next)
 	if err != nil {
 		return "", err
 	}
+	return w.settle(ctx, v, steps, next)
+}
+
+// settle ends the suspect step with the verdict of it and the steps
+// around it: the alarm when its anomaly lasts, a recovery otherwise.
+func (w *watcher) settle(ctx context.Context, v *verdict.Verdict, steps map[int]bool, next *int) (string, error) {
+	s := *w.suspect
 	w.suspect = nil
 	if v.Anomaly && v.Origin != nil {
 		w.ahead.alarmAhead(ctx, v, steps, w.opt.Trace.Jobs)

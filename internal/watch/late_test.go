@@ -22,6 +22,10 @@ type lateWrite struct {
 	ranks   []int
 	pause   time.Duration
 	checked *int
+	// flushes, when set, writes each rank's dump.json in place the way
+	// msprobe rewrites it: the first cut of it, a longer one, then whole
+	// with its side files, flushes apart
+	flushes time.Duration
 }
 
 func checkedStep(s int) *int { return &s }
@@ -39,6 +43,10 @@ func scriptedReplay(t *testing.T, src, dst string, moves []lateWrite, rec *recor
 		}
 		for _, r := range m.ranks {
 			rank := "rank" + strconv.Itoa(r)
+			if m.flushes > 0 {
+				flushRank(t, filepath.Join(src, "step"+strconv.Itoa(m.step), rank), filepath.Join(step, rank), m.flushes)
+				continue
+			}
 			staged := filepath.Join(stage, "staged-"+strconv.Itoa(m.step)+"-"+rank)
 			if err := os.CopyFS(staged, os.DirFS(filepath.Join(src, "step"+strconv.Itoa(m.step), rank))); err != nil {
 				t.Error(err)
@@ -55,6 +63,37 @@ func scriptedReplay(t *testing.T, src, dst string, moves []lateWrite, rec *recor
 				t.Errorf("step %d not checked in 20 s", *m.checked)
 				return
 			}
+		}
+	}
+}
+
+// flushRank writes the rank folder from as to, its dump.json in three
+// flushes gap apart (a third of it, two thirds, all of it with the side
+// files and tensors).
+func flushRank(t *testing.T, from, to string, gap time.Duration) {
+	data, err := os.ReadFile(filepath.Join(from, "dump.json"))
+	if err == nil {
+		err = os.MkdirAll(to, 0o755)
+	}
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, part := range []int{len(data) / 3, 2 * len(data) / 3, len(data)} {
+		if part == len(data) {
+			for _, side := range []string{"stack.json", "construct.json"} {
+				if b, err := os.ReadFile(filepath.Join(from, side)); err == nil {
+					os.WriteFile(filepath.Join(to, side), b, 0o644)
+				}
+			}
+			copyTensors(t, from, to)
+		}
+		if err := os.WriteFile(filepath.Join(to, "dump.json"), data[:part], 0o644); err != nil {
+			t.Error(err)
+			return
+		}
+		if part < len(data) {
+			time.Sleep(gap)
 		}
 	}
 }
@@ -122,9 +161,9 @@ func lateEvents(events []Event) []Event {
 func TestWatchReadsLateRanks(t *testing.T) {
 	t.Parallel()
 	src := generate(t, "sharp-gradient-fp16")
-	moves := []lateWrite{{9, []int{0}, 0, checkedStep(9)}, {9, []int{1, 2, 3}, 100 * time.Millisecond, nil}}
+	moves := []lateWrite{{9, []int{0}, 0, checkedStep(9), 0}, {9, []int{1, 2, 3}, 100 * time.Millisecond, nil, 0}}
 	for s := 10; s <= 14; s++ {
-		moves = append(moves, lateWrite{s, []int{0, 1, 2, 3}, 250 * time.Millisecond, nil})
+		moves = append(moves, lateWrite{s, []int{0, 1, 2, 3}, 250 * time.Millisecond, nil, 0})
 	}
 	events, res, dst := watchScripted(t, src, 0, moves)
 	steps := kinds(events, EventStep)
@@ -169,12 +208,12 @@ func TestWatchLateRankHoldsOrigin(t *testing.T) {
 		moves []lateWrite
 	}{
 		{"next step not checked yet", []lateWrite{
-			{2, []int{2, 3}, 0, checkedStep(2)},
-			{2, []int{0, 1}, 0, nil}, {3, []int{0, 1, 2, 3}, 0, nil}}},
+			{2, []int{2, 3}, 0, checkedStep(2), 0},
+			{2, []int{0, 1}, 0, nil, 0}, {3, []int{0, 1, 2, 3}, 0, nil, 0}}},
 		{"next step checked already", []lateWrite{
-			{2, []int{2, 3}, 0, checkedStep(2)},
-			{3, []int{2, 3}, 0, checkedStep(3)},
-			{2, []int{0, 1}, 0, nil}, {3, []int{0, 1}, 0, nil}}},
+			{2, []int{2, 3}, 0, checkedStep(2), 0},
+			{3, []int{2, 3}, 0, checkedStep(3), 0},
+			{2, []int{0, 1}, 0, nil, 0}, {3, []int{0, 1}, 0, nil, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events, res, _ := watchScripted(t, src, 2, tc.moves)
@@ -201,7 +240,7 @@ func TestWatchLateRankHoldsOrigin(t *testing.T) {
 func TestWatchEmptyFirstStepWaits(t *testing.T) {
 	t.Parallel()
 	src := generate(t, "log-negative")
-	moves := []lateWrite{{1, nil, 600 * time.Millisecond, nil}, {1, []int{0, 1, 2, 3}, 300 * time.Millisecond, nil}, {2, []int{0, 1, 2, 3}, 0, nil}}
+	moves := []lateWrite{{1, nil, 600 * time.Millisecond, nil, 0}, {1, []int{0, 1, 2, 3}, 300 * time.Millisecond, nil, 0}, {2, []int{0, 1, 2, 3}, 0, nil, 0}}
 	events, res, _ := watchScripted(t, src, 0, moves)
 	steps := kinds(events, EventStep)
 	if len(steps) == 0 || steps[0].Step != 1 || !reflect.DeepEqual(steps[0].Ranks, []int{0, 1, 2, 3}) || steps[0].Status != StatusClean {
@@ -219,7 +258,7 @@ func TestWatchEmptyFirstStepWaits(t *testing.T) {
 // offline trace gives.
 func TestWatchReadsLateSteps(t *testing.T) {
 	all := []int{0, 1, 2, 3}
-	inNameOrder := []lateWrite{{3, all, 0, checkedStep(3)}, {1, all, 0, nil}, {2, all, 0, nil}}
+	inNameOrder := []lateWrite{{3, all, 0, checkedStep(3), 0}, {1, all, 0, nil, 0}, {2, all, 0, nil, 0}}
 	for _, tc := range []struct {
 		name, scenario string
 		damage         string // a rank folder whose dump.json is cut, under the run
@@ -281,7 +320,7 @@ func TestWatchEndingJudgesTornStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := []int{0, 1, 2, 3}
-	events, res, _ := watchScripted(t, src, 0, []lateWrite{{1, all, 0, nil}, {2, all, 0, nil}, {3, all, 0, nil}})
+	events, res, _ := watchScripted(t, src, 0, []lateWrite{{1, all, 0, nil, 0}, {2, all, 0, nil, 0}, {3, all, 0, nil, 0}})
 	if res.Complete || len(res.Unread) != 1 || res.Unread[0].Step != 3 || !slices.Equal(res.Unread[0].Ranks, []int{1}) {
 		t.Errorf("complete %v, unread %+v; want step 3 rank 1 unread", res.Complete, res.Unread)
 	}
@@ -302,10 +341,29 @@ func TestWatchWorldSizeWaitsForRanks(t *testing.T) {
 	if err != nil || offline.Origin == nil {
 		t.Fatalf("offline %+v, %v", offline, err)
 	}
-	moves := []lateWrite{{2, []int{0}, 0, nil}, {3, []int{0}, 600 * time.Millisecond, nil}, {2, []int{1, 2, 3}, 0, nil}, {3, []int{1, 2, 3}, 0, nil}}
+	moves := []lateWrite{{2, []int{0}, 0, nil, 0}, {3, []int{0}, 600 * time.Millisecond, nil, 0}, {2, []int{1, 2, 3}, 0, nil, 0}, {3, []int{1, 2, 3}, 0, nil, 0}}
 	_, res, _ := watchScriptedWith(t, src, Options{Expected: []int{0, 1, 2, 3}}, moves)
 	v := res.Alarm
 	if v == nil || v.Origin == nil || v.Origin.Step != 2 || v.Origin.Op != offline.Origin.Op || !slices.Equal(v.Origin.Ranks, offline.Origin.Ranks) {
 		t.Errorf("alarm %+v; offline step 2 %s ranks %v", v, offline.Origin.Op, offline.Origin.Ranks)
+	}
+}
+
+// The step after a suspect one is ready while one of its files is caught
+// between two flushes for longer than Settle: it is read again once whole,
+// not taken damaged, which would leave an overflow the loss scaler
+// skipped standing as the alarm.
+func TestWatchConfirmWaitsForTornNextStep(t *testing.T) {
+	t.Parallel()
+	src := generate(t, "loss-scale-recovered") // steps 0, 2, 4, 6: an overflow at step 2 that step 4 no longer shows
+	all := []int{0, 1, 2, 3}
+	moves := []lateWrite{{0, all, 0, nil, 0}, {2, all, 0, nil, 0}, {4, []int{0, 1, 3}, 0, nil, 0}, {4, []int{2}, 0, nil, 500 * time.Millisecond},
+		{6, all, 0, nil, 0}}
+	events, res, _ := watchScripted(t, src, 0, moves)
+	if res.Alarm != nil {
+		t.Errorf("alarm at step %d %s; the run recovers at step 4", res.Alarm.Origin.Step, res.Alarm.Origin.Op)
+	}
+	if len(kinds(events, EventRecovered)) != 1 || !res.Complete {
+		t.Errorf("recovered %d, complete %v (unread %+v)", len(kinds(events, EventRecovered)), res.Complete, res.Unread)
 	}
 }

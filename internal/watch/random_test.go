@@ -21,7 +21,7 @@ var randomWatchScenarios = []string{"log-negative", "loss-scale-recovered", "leg
 
 // randomMoves replays a finished run step by step from a random one of
 // its steps (the steps replayed are returned), its rank folders in a
-// random order with random pauses; at the first step some ranks may come
+// random order with random pauses, some of them written in flushes; at the first step some ranks may come
 // only after others have begun the next one (ranks that start late), so
 // that the watch may judge it before it has seen them.
 func randomMoves(t *testing.T, rng *rand.Rand, src string) ([]lateWrite, map[int]bool) {
@@ -37,6 +37,9 @@ func randomMoves(t *testing.T, rng *rand.Rand, src string) ([]lateWrite, map[int
 		rng.Shuffle(len(ranks), func(a, b int) { ranks[a], ranks[b] = ranks[b], ranks[a] })
 		for j, r := range ranks {
 			m := lateWrite{step: s, ranks: []int{r}, pause: time.Duration(rng.Intn(60)) * time.Millisecond}
+			if rng.Intn(4) == 0 { // written in place in flushes, some longer than Settle
+				m.flushes = time.Duration(20+rng.Intn(250)) * time.Millisecond
+			}
 			// at least two ranks are not late: with one alone known, its next
 			// step would confirm what it shows before the others come, which
 			// only the world size (Options.Expected) tells the watch to wait for
