@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,9 +24,10 @@ import (
 // step's check would have read it, and an anomaly in it is confirmed by
 // the step after it, as any suspect step.
 
-// learnRanks adds the ranks of a listing to those seen, and reads the
-// rank-steps of the newly seen ones in the steps already checked.
-func (w *watcher) learnRanks(ctx context.Context, l *listing) (string, error) {
+// learnRanks adds the ranks of a listing to those seen, and lists the
+// rank-steps of the newly seen ones in the steps already checked, to be
+// read once written (readLateRanks).
+func (w *watcher) learnRanks(l *listing) {
 	var fresh []int
 	for _, s := range l.steps {
 		for _, r := range l.ranks[s] {
@@ -36,25 +38,62 @@ func (w *watcher) learnRanks(ctx context.Context, l *listing) (string, error) {
 		}
 	}
 	if len(fresh) == 0 || w.passed.empty() || w.alarm != nil {
-		return "", nil
+		return
 	}
 	checked, err := look(w.opt.Path, w.next, w.hasPassed)
 	if err != nil {
-		return "", nil // the step loop's own look reports a folder that is gone
+		return // the step loop's own look reports a folder that is gone
 	}
 	isFresh := rankSet(fresh)
 	for _, s := range checked.late {
-		late := intersect(ranksIn(checked.dirs[s]), isFresh)
-		if len(late) == 0 {
+		for _, r := range intersect(ranksIn(checked.dirs[s]), isFresh) {
+			w.lateRanks[[2]int{s, r}] = checked.dirs[s]
+		}
+	}
+}
+
+// readLateRanks reads the late rank-steps that are written: their rank
+// has begun a later step, or their dump.json has stayed the same for
+// Settle, or the watch is ending; oldest step first, the ranks of a step
+// together.
+func (w *watcher) readLateRanks(ctx context.Context, l *listing, now time.Time) (string, error) {
+	if w.alarm != nil {
+		return "", nil
+	}
+	ready := map[int][]int{}
+	for key, dir := range w.lateRanks {
+		s, r := key[0], key[1]
+		_, movedOn := l.last[r] // a folder at the next step to check or later
+		if !w.ending && !movedOn && !w.lateSettled(dir, s, []int{r}, now) {
 			continue
 		}
+		ready[s] = append(ready[s], r)
+	}
+	for _, s := range sortedKeys(ready) {
+		ranks := ready[s]
+		slices.Sort(ranks)
+		dir := w.lateRanks[[2]int{s, ranks[0]}]
+		for _, r := range ranks {
+			delete(w.lateRanks, [2]int{s, r})
+			delete(w.lateFiles, [2]int{s, r})
+		}
 		before, after := w.around(s)
-		stop, err := w.readLate(ctx, checked.dirs[s], s, late, late, before, after)
+		stop, err := w.readLate(ctx, dir, s, ranks, ranks, before, after)
 		if err != nil || stop != "" {
 			return stop, err
 		}
 	}
 	return "", nil
+}
+
+// sortedKeys are the keys of m, ascending.
+func sortedKeys(m map[int][]int) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // isLate reports whether a step folder before the next step to check is

@@ -367,3 +367,21 @@ func TestWatchConfirmWaitsForTornNextStep(t *testing.T) {
 		t.Errorf("recovered %d, complete %v (unread %+v)", len(kinds(events, EventRecovered)), res.Complete, res.Unread)
 	}
 }
+
+// A rank whose folder in a step already checked appears while it still
+// writes that step (its dump.json in flushes, apart longer than Settle) is
+// read whole: once it has begun a later step, or its file has settled.
+func TestWatchLateRankReadWhenWritten(t *testing.T) {
+	t.Parallel()
+	src := generate(t, "legit-masks") // clean, steps 1-3
+	moves := []lateWrite{{1, []int{0, 1, 2}, 0, checkedStep(1), 0}, {1, []int{3}, 0, nil, 400 * time.Millisecond},
+		{2, []int{0, 1, 2, 3}, 0, nil, 0}, {3, []int{0, 1, 2, 3}, 0, nil, 0}}
+	events, res, _ := watchScripted(t, src, 0, moves)
+	late := lateEvents(events)
+	if len(late) != 1 || late[0].Step != 1 || late[0].Status != StatusClean || !slices.Equal(late[0].Ranks, []int{3}) {
+		t.Errorf("late step events %+v, want step 1 rank 3 clean", late)
+	}
+	if !res.Complete || res.Alarm != nil {
+		t.Errorf("complete %v (unread %+v), alarm %v", res.Complete, res.Unread, res.Alarm)
+	}
+}

@@ -211,7 +211,8 @@ type watcher struct {
 	start      int                   // the first step this watch answers for (From, or the state's)
 	next       int                   // the first step not checked yet
 	passed     stepSet               // the steps checked (a step folder before next that is not is late)
-	lateFiles  map[[2]int]*fileState // (step, rank) of the late steps not read yet
+	lateFiles  map[[2]int]*fileState // (step, rank) of the late steps and rank-steps not read yet
+	lateRanks  map[[2]int]string     // (step, rank) -> step folder: rank-steps of ranks first seen after their step was checked, not read yet
 	files      map[[2]int]*fileState // (step, rank) of the steps not checked yet
 	ranks      map[int]bool          // every rank seen
 	waiting    map[int]string        // step -> the missing ranks last reported
@@ -257,7 +258,7 @@ func newWatcher(opt Options, emit func(Event)) *watcher {
 	opt.Sidecars = append(followers(opt.Sources), opt.Sidecars...)
 	w := &watcher{opt: opt, emit: emit, start: opt.From, next: opt.From, files: map[[2]int]*fileState{},
 		ranks: map[int]bool{}, waiting: map[int]string{}, clocks: map[int]stepClock{}, gone: map[int]bool{},
-		lateFiles:  map[[2]int]*fileState{},
+		lateFiles: map[[2]int]*fileState{}, lateRanks: map[[2]int]string{},
 		unfinished: map[int][]int{}, seen: map[string]sighting{}, failed: map[string]error{}, changed: time.Now(), resume: resumePoint{next: opt.From}}
 	if pol, err := policy.New(opt.Trace.Rules); err == nil {
 		w.ahead.pol = pol // a rule set that does not compile fails the steps' traces, which say why
@@ -338,11 +339,12 @@ func (w *watcher) poll(ctx context.Context) (string, error) {
 	if sig := l.signature(); sig != w.lastLook {
 		w.lastLook, w.changed = sig, now
 	}
-	if stop, err := w.learnRanks(ctx, l); err != nil || stop != "" {
-		return stop, err
-	}
+	w.learnRanks(l)
 	idle := w.opt.IdleExit > 0 && now.Sub(w.changed) >= w.opt.IdleExit
 	w.ending = idle
+	if stop, err := w.readLateRanks(ctx, l, now); err != nil || stop != "" {
+		return stop, err
+	}
 	if stop, err := w.readLateSteps(ctx, l, now, idle); err != nil || stop != "" {
 		return stop, err
 	}
