@@ -76,7 +76,10 @@ class StepGuard:
     first_step: the msprobe step of the first ``guard.step()`` call.
     options: flags of ``nanhunt watch`` (see ``nanhunt.watch``): settle,
         poll, rank_timeout, world_size, log, monitor, rules, strict, jobs,
-        state, ...
+        state, ... When msprobe dumps every rank, pass
+        ``world_size=torch.distributed.get_world_size()``: the watch then
+        expects each rank from the first step, before its folder appears
+        (not by default: a dump of some ranks only would never be whole).
     """
 
     def __init__(
