@@ -247,6 +247,36 @@ func (w *watcher) lateAnomaly(ctx context.Context, s int, v *verdict.Verdict, be
 	return "", nil
 }
 
+// lateUnread records, when the watch stops without an alarm, the late
+// rank-steps and step folders it has seen and not read (still being
+// written): steps it passed, which it cannot call clean.
+func (w *watcher) lateUnread() {
+	if w.alarm != nil {
+		return
+	}
+	pending := map[int][]int{}
+	for key := range w.lateRanks {
+		pending[key[0]] = append(pending[key[0]], key[1])
+	}
+	if l, err := look(w.opt.Path, w.next, w.isLate); err == nil {
+		for _, s := range l.late {
+			pending[s] = sortedRanks(w.ranks)
+			if len(pending[s]) == 0 {
+				pending[s] = ranksIn(l.dirs[s])
+			}
+		}
+	}
+	for _, s := range sortedKeys(pending) {
+		if len(pending[s]) == 0 {
+			continue // no rank known, and none in it: nothing expected there
+		}
+		slices.Sort(pending[s])
+		before, _ := w.around(s)
+		w.lateNotWhole(s, []verdict.UnreadRanks{{Step: s, Ranks: pending[s], Reason: ReasonNeverFinished}}, before)
+	}
+	clear(w.lateRanks)
+}
+
 // lateNotWhole records rows of a step passed earlier that were not read
 // whole: a resumed watch starts there (before: the step checked before it).
 func (w *watcher) lateNotWhole(s int, rows []verdict.UnreadRanks, before *int) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nanhunt/nanhunt/internal/trace"
+	"github.com/nanhunt/nanhunt/verdict"
 )
 
 // lateWrite is one move of a scripted replay: the rank folders of a step
@@ -383,5 +384,39 @@ func TestWatchLateRankReadWhenWritten(t *testing.T) {
 	}
 	if !res.Complete || res.Alarm != nil {
 		t.Errorf("complete %v (unread %+v), alarm %v", res.Complete, res.Unread, res.Alarm)
+	}
+}
+
+// The watch stops (UntilStep) while a late step folder is still being
+// written: it was passed and not read, so the watch does not end complete.
+func TestWatchStopsWithLateStepUnread(t *testing.T) {
+	t.Parallel()
+	src := generate(t, "late-fault") // steps 0-4, clean until step 3
+	all := []int{0, 1, 2, 3}
+	dst := filepath.Join(t.TempDir(), "dump")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	until := 2
+	done := make(chan Result)
+	go func() {
+		res, err := Run(context.Background(), Options{Path: dst, Poll: 20 * time.Millisecond, Settle: 150 * time.Millisecond,
+			RankTimeout: 5 * time.Second, IdleExit: 5 * time.Second, UntilStep: &until}, rec.emit)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	scriptedReplay(t, src, dst, []lateWrite{{1, all, 0, checkedStep(1), 0}}, &rec)
+	// step 0 comes after step 1 was checked, and its rank has not written its file yet
+	if err := os.MkdirAll(filepath.Join(dst, "step0", "rank0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	scriptedReplay(t, src, dst, []lateWrite{{2, all, 0, nil, 0}}, &rec)
+	res := <-done
+	if res.Complete || !slices.ContainsFunc(res.Unread, func(u verdict.UnreadRanks) bool { return u.Step == 0 }) {
+		t.Errorf("complete %v, unread %+v; step 0 was passed and never read", res.Complete, res.Unread)
 	}
 }

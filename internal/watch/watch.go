@@ -282,6 +282,7 @@ func (w *watcher) result() Result {
 // dump will not show it now; none once an alarm was raised), then
 // EventStopped says why it ended and what was not read whole.
 func (w *watcher) stop(reason string) {
+	w.lateUnread()
 	w.sidecarAlarm(nil, time.Now(), true)
 	w.send(Event{Kind: EventStopped, Reason: reason, Complete: len(w.unread) == 0, Unread: w.unread})
 }
