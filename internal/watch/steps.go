@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,21 +59,9 @@ func look(root string, first int, late func(step int) bool) (*listing, error) {
 // resumed from its state) expects besides the ones it sees, so that a rank
 // that stopped writing before it is not forgotten.
 func ranksBefore(root string, step int) []int {
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	dirs := map[int]string{}
-	var steps []int
-	for _, e := range ents {
-		if s, ok := dumplayout.Numbered(e.Name(), "step"); ok && s < step && dumplayout.IsFolder(root, e) {
-			steps = append(steps, s)
-			dirs[s] = filepath.Join(root, e.Name())
-		}
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(steps)))
-	for _, s := range steps {
-		if ranks := ranksIn(dirs[s]); len(ranks) > 0 {
+	dirs := stepsBefore(root, step, math.MaxInt)
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if ranks := ranksIn(dirs[i]); len(ranks) > 0 {
 			return ranks
 		}
 	}
