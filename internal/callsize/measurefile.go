@@ -77,12 +77,14 @@ func (m *measureSearch) run() (out map[string]Sizes, ok bool, err error) {
 	}
 	out = map[string]Sizes{}
 	at := entryat.New(dump.ReaderOptions{Details: true, WindowSize: 8 << 10}) // an entry or two a read
+	ra := newWindowedReaderAt(m.ra, m.size, measureWindow)
+	m.ra = ra // entryEnds reads the bytes after an entry: in the window, mostly
 	end := int64(-1)
 	for _, off := range starts {
 		if off < end {
 			continue // inside the entry parsed before (never, in a valid document)
 		}
-		e, err := at.Read(m.ra, off, m.size)
+		e, err := at.Read(ra, off, m.size)
 		if err != nil {
 			return nil, false, nil // let the reader say what is wrong
 		}
