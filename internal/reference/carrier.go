@@ -19,13 +19,7 @@ func (r *stepResult) sideEntry(rank int, key instKey) *entry {
 
 // carrying are the step's hops that are not collective origins, in order.
 func (r *stepResult) carrying() []*hop {
-	var out []*hop
-	for _, h := range r.hops {
-		if !h.madeHere {
-			out = append(out, h)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.hops), func(h *hop) bool { return h.madeHere })
 }
 
 // chooseCarrier picks among hops the rank whose own order decides and that

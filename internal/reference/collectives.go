@@ -237,11 +237,14 @@ func intList(n *jsonoracle.Node) []int {
 }
 
 func joinInts(xs []int) string {
-	p := make([]string, len(xs))
+	var b strings.Builder
 	for i, x := range xs {
-		p[i] = strconv.Itoa(x)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(x))
 	}
-	return strings.Join(p, ",")
+	return b.String()
 }
 
 // readRank reads a root or peer: by keyword, by its group-relative keyword

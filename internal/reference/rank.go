@@ -2,6 +2,7 @@ package reference
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -134,21 +135,20 @@ func (r *rankData) promote(s *sign) {
 // firstNaNFrom is the first entry at or after index from whose output
 // holds NaN (a collective: that received NaN).
 func (r *rankData) firstNaNFrom(from int) *entry {
-	for _, e := range r.entries {
-		if e.index < from {
-			continue
-		}
-		if e.coll != nil {
-			if e.received().has(holdNaN) {
-				return e
-			}
-			continue
-		}
-		if e.anyOut().has(holdNaN) {
-			return e
-		}
+	i := slices.IndexFunc(r.entries, func(e *entry) bool { return e.index >= from && e.madeNaN() })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	return r.entries[i]
+}
+
+// madeNaN: the entry's output holds NaN, a collective's what it received.
+func (e *entry) madeNaN() bool {
+	out := e.anyOut()
+	if e.coll != nil {
+		out = e.received()
+	}
+	return out.has(holdNaN)
 }
 
 // statlessMost: more than half of the rank's entries are stat-less.
