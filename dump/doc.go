@@ -1,12 +1,12 @@
 // Package dump reads what msprobe (MindStudio Probe) writes during training:
-// the dump_path/stepN/rankM folders, dump.json streamed entry by entry in
-// execution order, stack.json (both formats) and construct.json.
+// the dump_path/stepN/rankM folders and dump.json, streamed entry by entry
+// in execution order. (stack.json and construct.json are read by the
+// analysis, which puts their code lines and module chains in the verdict.)
 //
 // Discover finds the rank folders of a dump (a Layout); NewReader streams
 // the entries of one dump.json (an Entry, with its Tensors and their Max,
-// Min, Mean and Norm, and its other values); ReadStackFile and
-// ReadConstruct read stack.json and construct.json; ParseName takes an
-// entry name apart. Damage in dump.json is a *FormatError naming its
+// Min, Mean and Norm, and its other values); ParseName takes an entry
+// name apart. Damage in dump.json is a *FormatError naming its
 // offset.
 //
 // Nothing here judges the data; the analysis does. The reader keeps memory
@@ -20,23 +20,23 @@
 // The format the nan-overflow-detection skill documents, which msprobe does
 // not write ("Distributed.all_reduce_0_0" names, lists as objects keyed by
 // position, stack.json as [function, file, line]), is read too, and marked
-// as such (Name.UnderscoreCounters, Entry.KeyedByIndex, StackFile.Triples).
+// as such (Name.UnderscoreCounters, Entry.KeyedByIndex).
 //
 // The entries msprobe writes most (the fields, each slot a tensor, a typed
 // scalar or null) are read straight from the read window, member names
 // compared as bytes and values scanned in place; anything else is read
 // token by token, and tests hold the two to the same result on every input.
 //
-// The folder layout, the names and the side files are kept in internal
-// packages (dumplayout, notation, sidefile) that the analysis shares; this
-// package re-exports what a reader of a dump needs of them. The byte
+// The folder layout and the names are kept in internal packages
+// (dumplayout, notation) that the analysis shares; this package re-exports
+// what a reader of a dump needs of them: 30 names in all. The byte
 // search that decides which files need parsing (internal/bytesearch) and
 // the rule set (internal/policy) build on this package, never the other
 // way round.
 //
-// It imports internal/jsonlex, internal/nonfinite, internal/dumplayout,
-// internal/notation and internal/sidefile only.
+// It imports internal/jsonlex, internal/nonfinite, internal/dumplayout and
+// internal/notation only.
 //
 // May import: internal/dumplayout, internal/jsonlex, internal/nonfinite,
-// internal/notation, internal/sidefile.
+// internal/notation.
 package dump

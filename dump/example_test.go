@@ -39,9 +39,8 @@ func writeRank() string {
 	return root
 }
 
-// A program outside nanhunt finds the rank folders of a dump, streams the
-// entries of each dump.json with their tensors' statistics, and reads the
-// stack and module of the calls it cares about.
+// A program outside nanhunt finds the rank folders of a dump and streams
+// the entries of each dump.json with their tensors' statistics.
 func Example() {
 	root := writeRank()
 	defer os.RemoveAll(root)
@@ -56,14 +55,12 @@ func Example() {
 			log.Fatal(err)
 		}
 		r := dump.NewReader(f, dump.ReaderOptions{})
-		want := map[string]bool{}
 		for r.Next() {
 			e := r.Entry()
 			for _, t := range e.Tensors {
 				if t.Min.Class != 0 {
 					name := dump.ParseName(e.Name)
 					fmt.Printf("step %d rank %d: %s (%s) %s %d has Min %v\n", d.Step, d.Rank, name.Op(), name.Dir, t.Field, t.Arg, t.Min.Class)
-					want[name.ForwardName()] = true
 				}
 			}
 		}
@@ -73,31 +70,8 @@ func Example() {
 		}
 		fmt.Println("task:", r.Header().Task)
 
-		sf, err := os.Open(d.Stack)
-		if err != nil {
-			log.Fatal(err)
-		}
-		stacks, err := dump.ReadStackFile(sf, want)
-		sf.Close()
-		if err != nil {
-			log.Fatal(err)
-		}
-		cf, err := os.Open(d.Construct)
-		if err != nil {
-			log.Fatal(err)
-		}
-		modules, err := dump.ReadConstruct(cf)
-		cf.Close()
-		if err != nil {
-			log.Fatal(err)
-		}
-		for name := range want {
-			frame := stacks.Frames[name][0]
-			fmt.Printf("%s at %s:%d in %v\n", name, filepath.Base(frame.File), frame.Line, modules.Chain(name))
-		}
 	}
 	// Output:
 	// step 0 rank 0: Torch.sqrt (forward) output 0 has Min nan
 	// task: statistics
-	// Torch.sqrt.0.forward at model.py:57 in [Module.encoder.Encoder.forward.0]
 }

@@ -16,26 +16,9 @@ type Layout = dumplayout.Layout
 // NoDump says the folder held no dump.json when it was found.
 type RankDir = dumplayout.RankDir
 
-// EmptyStep is a step folder that holds no rank folder that can be read;
-// Unreadable says the folder itself could not be listed.
-type EmptyStep = dumplayout.EmptyStep
-
-// Note is a warning about one folder of the tree (Dir), its text naming
-// the folder.
-type Note = dumplayout.Note
-
-// Link is a folder of a dump that is a symbolic link (Path, under
-// Layout.Root) and the folder it leads to (Target). msprobe writes real
-// folders; a dump spread over several disks links them back, and they are
-// read as if they were real.
-type Link = dumplayout.Link
-
-// ErrNoDump is returned by Discover when nothing under the path looks like
-// an msprobe dump.
-var ErrNoDump = dumplayout.ErrNoDump
-
 // Discover finds the rank folders under path, which may be a dump_path
 // (stepN/ folders), a step folder (rankN/ folders), a rank folder (holding
 // dump.json), a dump.json file, or a folder with MindSpore's graph/ and
-// pynative/ levels above any of these.
+// pynative/ levels above any of these. It fails when nothing under the
+// path looks like an msprobe dump.
 func Discover(path string) (*Layout, error) { return dumplayout.Discover(path) }

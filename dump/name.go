@@ -4,7 +4,8 @@ import "github.com/nanhunt/nanhunt/internal/notation"
 
 // Name is an entry name taken apart: Prefix ("Torch", "Distributed",
 // "Module", or a custom dotted prefix), API (the api, or "path.Class" for
-// a module), the counter Call (-1 when absent) and the pass Dir. msprobe
+// a module), the counter Call (-1 when absent) and the pass Dir, whose String is
+// "forward", "backward", "parameters_grad" or "unknown". msprobe
 // writes
 //
 //	{Prefix}.{api}.{N}.{forward|backward}              API calls
@@ -16,17 +17,6 @@ import "github.com/nanhunt/nanhunt/internal/notation"
 // CollectiveAPI read it.
 type Name = notation.Name
 
-// Direction is the pass an entry belongs to, as its name says.
-type Direction = notation.Direction
-
-// The passes a name says.
-const (
-	DirUnknown = notation.DirUnknown // the name follows no known pattern
-	Forward    = notation.Forward    // an API or module forward call
-	Backward   = notation.Backward   // the gradient computation of a call
-	ParamGrad  = notation.ParamGrad  // a module's parameter gradients ("parameters_grad")
-)
-
 // ParseName splits an entry name. It never fails: names it cannot read get
-// DirUnknown and the whole name as API.
+// the pass "unknown" and the whole name as API.
 func ParseName(full string) Name { return notation.ParseName(full) }

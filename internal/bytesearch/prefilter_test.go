@@ -14,6 +14,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fixturedir"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // nonFinite reports whether the Reader sees a non-finite value in an entry
@@ -209,7 +210,7 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 				e := r.Entry()
 				if h.Within(e.Offset, e.End) {
 					n := dump.ParseName(e.Name)
-					forward = forward && n.Dir == dump.Forward && !n.Module && !n.IsDistributed()
+					forward = forward && n.Dir == notation.Forward && !n.Module && !n.IsDistributed()
 					last = e.Offset
 					if !forward || (h.FirstSevere >= e.Offset && h.FirstSevere < e.End) {
 						break
@@ -228,13 +229,13 @@ func TestPrefilterLocatesEntries(t *testing.T) {
 		want := int64(-1)
 		r := dump.NewReader(bytes.NewReader(data), dump.ReaderOptions{})
 		for r.Next() {
-			if d := dump.ParseName(r.Entry().Name).Dir; d == dump.Backward || d == dump.ParamGrad {
+			if d := dump.ParseName(r.Entry().Name).Dir; d == notation.Backward || d == notation.ParamGrad {
 				want = r.Entry().Offset
 			}
 		}
 		got, err := LastEntry(bytes.NewReader(data), int64(len(data)), h.Indent, func(name []byte) bool {
 			d := dump.ParseName(string(name)).Dir
-			return d == dump.Backward || d == dump.ParamGrad
+			return d == notation.Backward || d == notation.ParamGrad
 		})
 		if err != nil || got != want {
 			t.Errorf("%s: LastEntry = %d, %v; want %d", f, got, err, want)
@@ -249,7 +250,7 @@ func TestForwardAPIOp(t *testing.T) {
 		"Module.fc.Linear.parameters_grad.0", "x.0.forward", "a.b.x.forward", "weird",
 	} {
 		n := dump.ParseName(name)
-		wantOK := n.Dir == dump.Forward && !n.Module && !n.IsDistributed() && n.Prefix != ""
+		wantOK := n.Dir == notation.Forward && !n.Module && !n.IsDistributed() && n.Prefix != ""
 		op, ok := forwardAPIOp([]byte(name))
 		if ok != wantOK || (ok && string(op) != n.Op()) {
 			t.Errorf("forwardAPIOp(%q) = %q, %v; ParseName says %q, %v", name, op, ok, n.Op(), wantOK)

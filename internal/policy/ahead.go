@@ -7,6 +7,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // The rule for a statistic heading for overflow (README "Heading for
@@ -86,7 +87,7 @@ func ExpLimitValue(op, resultDtype string) (float64, bool) {
 
 func expLimit(op, resultDtype string) (limit float64, fn, api string, ok bool) {
 	n := dump.ParseName(op)
-	if n.Module || n.Dir != dump.Forward {
+	if n.Module || n.Dir != notation.Forward {
 		return 0, "", "", false
 	}
 	f, ok := expFamily[strings.TrimPrefix(n.API, "special_")]

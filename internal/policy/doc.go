@@ -23,10 +23,12 @@
 // A new rule goes here, in the file of its kind (builtin.go for exclusions,
 // collective.go for collectives, phase.go for phases), and nowhere else.
 //
-// policy imports dump (for the facts it judges), internal/bytesearch (the
-// byte search whose hits it judges), nonfinite and internal/safeio (to open
-// a rules file); neither dump nor bytesearch imports policy: the byte
+// policy imports dump (for the facts it judges), internal/notation and
+// internal/sidefile (the passes names say, the stack frames), internal/bytesearch
+// (the byte search whose hits it judges), nonfinite and internal/safeio (to
+// open a rules file); neither dump nor bytesearch imports policy: the byte
 // search takes its parameters as plain data (bytesearch.SearchRules).
 //
-// May import: dump, internal/bytesearch, internal/nonfinite, internal/safeio.
+// May import: dump, internal/bytesearch, internal/nonfinite, internal/notation,
+// internal/safeio, internal/sidefile.
 package policy

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
+	"github.com/nanhunt/nanhunt/internal/sidefile"
 )
 
 // Phase is the part of a training step a call ran in.
@@ -55,7 +57,7 @@ func ParentPhase(parent string) (Phase, bool) {
 	case parent == "":
 		return PhaseUnknown, false
 	}
-	if n := dump.ParseName(parent); n.Module && n.Dir == dump.Backward {
+	if n := dump.ParseName(parent); n.Module && n.Dir == notation.Backward {
 		return Backward, true
 	}
 	return PhaseUnknown, false
@@ -67,7 +69,7 @@ func OptimizerParent(parent string) bool { return parent == "optimizer" || paren
 
 // OptimizerStack reports whether a call's stack places it in the
 // optimizer (see Frames).
-func OptimizerStack(frames []dump.Frame) bool { return ReadFrames(frames).Optimizer }
+func OptimizerStack(frames []sidefile.Frame) bool { return ReadFrames(frames).Optimizer }
 
 // Frames is what a call's own stack (stack.json, innermost frame first)
 // says of its phase.
@@ -90,7 +92,7 @@ type Frames struct {
 }
 
 // ReadFrames reads what a stack says of its call's phase.
-func ReadFrames(frames []dump.Frame) Frames {
+func ReadFrames(frames []sidefile.Frame) Frames {
 	var f Frames
 	for _, fr := range frames {
 		p := slashed(fr.File)
@@ -101,7 +103,7 @@ func ReadFrames(frames []dump.Frame) Frames {
 	return f
 }
 
-func isOptimizerFrame(f dump.Frame, p string) bool {
+func isOptimizerFrame(f sidefile.Frame, p string) bool {
 	if strings.HasPrefix(f.Func, "clip_grad") {
 		return true
 	}

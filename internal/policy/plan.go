@@ -6,6 +6,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/bytesearch"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // Read is how much of a dump.json the analysis parses, decided from what
@@ -77,7 +78,7 @@ const BackwardProbe = 256 << 10
 // through. A module's parameters are Weights, a collective's values
 // Communication, a backward entry's Gradient: -inf is severe in each.
 func masksFlowIn(n dump.Name) bool {
-	return n.Dir == dump.Forward && !n.Module && !n.IsDistributed() && Severe(nonfinite.NegInf, Computation) == 0
+	return n.Dir == notation.Forward && !n.Module && !n.IsDistributed() && Severe(nonfinite.NegInf, Computation) == 0
 }
 
 // EntryWalk is the plan of a walked file (Walk), entry by entry: which

@@ -110,8 +110,8 @@ func TestCollectiveOutputSlots(t *testing.T) {
 }
 
 func TestPhaseTags(t *testing.T) {
-	frames := func(lines ...string) []dump.Frame {
-		var out []dump.Frame
+	frames := func(lines ...string) []sidefile.Frame {
+		var out []sidefile.Frame
 		for _, l := range lines {
 			out = append(out, sidefile.ParseFrame(l))
 		}
@@ -119,7 +119,7 @@ func TestPhaseTags(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		frames []dump.Frame
+		frames []sidefile.Frame
 		want   Frames
 	}{
 		{"torch.optim", frames("File /usr/lib/python3/dist-packages/torch/optim/adam.py, line 200, in _single_tensor_adam, \n param.addcdiv_(exp_avg, denom)"), Frames{Optimizer: true}},

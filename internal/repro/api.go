@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // CallKind is how repro.py calls an API.
@@ -65,7 +66,7 @@ func MapAPI(n dump.Name) (Call, error) {
 	if n.Module {
 		return Call{}, fmt.Errorf("%s is a module call: repro re-runs single API calls; dump with level \"L1\" to get the APIs inside it", n.Full)
 	}
-	if n.Dir != dump.Forward && n.Dir != dump.Backward {
+	if n.Dir != notation.Forward && n.Dir != notation.Backward {
 		return Call{}, fmt.Errorf("%q is not an API call entry ({prefix}.{api}.{N}.forward or .backward)", n.Full)
 	}
 	if first, _, _ := strings.Cut(n.Prefix, "."); mindSporePrefixes[first] {

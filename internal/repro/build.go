@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // builder holds what a case is made of while it is put together.
@@ -30,8 +31,8 @@ type builder struct {
 // means its forward.
 func resolveOp(op string) (dump.Name, error) {
 	n := dump.ParseName(op)
-	if n.Dir == dump.DirUnknown {
-		if f := dump.ParseName(op + ".forward"); f.Dir == dump.Forward && f.Call >= 0 {
+	if n.Dir == notation.DirUnknown {
+		if f := dump.ParseName(op + ".forward"); f.Dir == notation.Forward && f.Call >= 0 {
 			return f, nil
 		}
 		return n, fmt.Errorf("op %q: want an entry name such as Torch.sqrt.0.forward or Torch.sqrt.0.backward, or Torch.sqrt.0 for the forward", op)
@@ -61,7 +62,7 @@ func (c *Case) read(dirs []dump.RankDir, op string) (*builder, error) {
 		return nil, err
 	}
 	want := []string{n.Full}
-	if n.Dir == dump.Backward {
+	if n.Dir == notation.Backward {
 		want = append(want, n.ForwardName())
 	}
 	var similar []string
@@ -80,7 +81,7 @@ func (c *Case) read(dirs []dump.RankDir, op string) (*builder, error) {
 		if df.Header.Framework == "mindspore" {
 			return nil, fmt.Errorf("%s: a MindSpore dump: repro writes PyTorch cases only", d.Dump)
 		}
-		if n.Dir == dump.Backward {
+		if n.Dir == notation.Backward {
 			b.bwd = target
 			b.fwd = df.Entries[n.ForwardName()]
 			c.Forward = n.ForwardName()

@@ -89,7 +89,7 @@ func (b *builder) advice() []string {
 		out = append(out, fmt.Sprintf(
 			"Reproduce it alone: once the tensors of step %d are dumped (nanhunt plan's config saves them), `nanhunt repro NEW_DUMP -o case && python3 case/repro.py` re-runs %s on them.",
 			o.Step, n.Op()))
-		if n.Dir == dump.Backward {
+		if n.Dir == notation.Backward {
 			out = append(out, fmt.Sprintf("It happened in the backward of %s: look at its gradient formula at the inputs of the forward call %s.", n.Op(), n.ForwardName()))
 		}
 		if o.Tie && len(o.Ranks) < len(r.ranks) {

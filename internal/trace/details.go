@@ -13,6 +13,7 @@ import (
 	"github.com/nanhunt/nanhunt/verdict"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // readEntry reads one entry again, with every detail, from its byte range.
@@ -106,11 +107,11 @@ func num(s dump.Stat) verdict.Number {
 // neighbour. Trace reads them from the rank's files for the rank the
 // verdict names; a summary carries them for every anomalous rank.
 type details struct {
-	Stacks       map[string][]dump.Frame `json:"stacks,omitempty"` // by entry name
-	Chains       map[string][]string     `json:"chains,omitempty"` // by entry name
-	Rows         map[int]*entryRows      `json:"rows,omitempty"`   // by entry index
-	Warnings     []verdict.Warning       `json:"warnings,omitempty"`
-	ChangedAfter string                  `json:"changed_after,omitempty"` // how dump.json changed after the scan
+	Stacks       map[string][]sidefile.Frame `json:"stacks,omitempty"` // by entry name
+	Chains       map[string][]string         `json:"chains,omitempty"` // by entry name
+	Rows         map[int]*entryRows          `json:"rows,omitempty"`   // by entry index
+	Warnings     []verdict.Warning           `json:"warnings,omitempty"`
+	ChangedAfter string                      `json:"changed_after,omitempty"` // how dump.json changed after the scan
 	// Sizes are the tensor-dump sizes of the ops of the named calls
 	// (summaries only: a plan made from them sizes its follow-up dump).
 	Sizes    map[string]callsize.Sizes `json:"sizes,omitempty"`
@@ -128,7 +129,7 @@ type entryRows struct {
 // readDetails reads the details of a rank that has a first sign.
 func readDetails(s *rankScan) *details {
 	l := s.local
-	d := &details{Stacks: map[string][]dump.Frame{}, Chains: map[string][]string{}, Rows: map[int]*entryRows{}}
+	d := &details{Stacks: map[string][]sidefile.Frame{}, Chains: map[string][]string{}, Rows: map[int]*entryRows{}}
 	if l == nil || l.first == nil {
 		return d
 	}
@@ -136,7 +137,7 @@ func readDetails(s *rankScan) *details {
 	if l.first.prevCleanName != "" {
 		names = append(names, l.first.prevCleanName)
 	}
-	if n := dump.ParseName(l.root.name); n.Dir == dump.Backward {
+	if n := dump.ParseName(l.root.name); n.Dir == notation.Backward {
 		names = append(names, n.ForwardName()) // a recompute's stack tells it (explain.go)
 	}
 	rf := readSideFiles(s.dir, names)
@@ -179,8 +180,8 @@ func readDetails(s *rankScan) *details {
 
 // rankFiles holds what was read from a rank's side files.
 type rankFiles struct {
-	stacks    map[string][]dump.Frame
-	construct dump.Construct
+	stacks    map[string][]sidefile.Frame
+	construct sidefile.Construct
 	warnings  []verdict.Warning
 }
 
@@ -198,8 +199,8 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 	} else if f, err := safeio.Open(rd.Stack); err != nil {
 		rf.warnings = append(rf.warnings, verdict.Warning{File: rd.Stack, Message: err.Error()})
 	} else {
-		var sf dump.StackFile
-		sf, err = dump.ReadStackFile(f, want)
+		var sf sidefile.StackFile
+		sf, err = sidefile.ReadStackFile(f, want)
 		rf.stacks = sf.Frames
 		f.Close()
 		if err != nil {
@@ -224,7 +225,7 @@ func readSideFiles(rd dump.RankDir, names []string) *rankFiles {
 }
 
 // stackOf returns the frames of a call (a backward call takes its forward's).
-func (rf *rankFiles) stackOf(name string) []dump.Frame {
+func (rf *rankFiles) stackOf(name string) []sidefile.Frame {
 	if rf == nil || rf.stacks == nil {
 		return nil
 	}
@@ -232,7 +233,7 @@ func (rf *rankFiles) stackOf(name string) []dump.Frame {
 }
 
 // userFrames keeps the frames of the user's code, innermost first.
-func userFrames(frames []dump.Frame) []verdict.Frame {
+func userFrames(frames []sidefile.Frame) []verdict.Frame {
 	var out []verdict.Frame
 	for _, f := range frames {
 		if f.File != "" && !f.IsLibrary() {
@@ -244,7 +245,7 @@ func userFrames(frames []dump.Frame) []verdict.Frame {
 
 // uncovered lists the user frames of the later call that the earlier call's
 // stack does not share: the code entered between the two.
-func uncovered(before, after []dump.Frame) []verdict.Frame {
+func uncovered(before, after []sidefile.Frame) []verdict.Frame {
 	b, a := userFrames(before), userFrames(after)
 	// drop the common outer part
 	i, j := len(b)-1, len(a)-1

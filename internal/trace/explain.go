@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
+	"github.com/nanhunt/nanhunt/internal/sidefile"
 	"github.com/nanhunt/nanhunt/verdict"
 )
 
@@ -39,9 +41,9 @@ func (b *builder) recompute() *verdict.Explanation {
 	n := dump.ParseName(root.name)
 	name := root.name
 	switch n.Dir {
-	case dump.Backward:
+	case notation.Backward:
 		name = n.ForwardName()
-	case dump.Forward:
+	case notation.Forward:
 	default:
 		return nil
 	}
@@ -66,7 +68,7 @@ func (b *builder) recompute() *verdict.Explanation {
 
 // checkpointFrame names the first frame in torch/utils/checkpoint:
 // "torch/utils/checkpoint.py, in backward"; "" when there is none.
-func checkpointFrame(frames []dump.Frame) string {
+func checkpointFrame(frames []sidefile.Frame) string {
 	for _, f := range frames {
 		p := strings.ReplaceAll(f.File, "\\", "/")
 		if i := strings.Index(p, "torch/utils/checkpoint"); i >= 0 {

@@ -3,6 +3,7 @@ package trace
 import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -34,7 +35,7 @@ func classify(e *dump.Entry, n dump.Name, rules *policy.Matcher) facts {
 	var f facts
 	var outRaw nonfinite.Class
 	rs := rules.ForOp(n.Op())
-	observed := n.Dir == dump.ParamGrad
+	observed := n.Dir == notation.ParamGrad
 	for i := range e.Tensors {
 		t := &e.Tensors[i]
 		f.tensors++
@@ -100,9 +101,9 @@ func classify(e *dump.Entry, n dump.Name, rules *policy.Matcher) facts {
 // passOf is the pass a call belongs to, as its name says: a name that ends
 // in ".backward" without a counter is a backward call too (README "How it
 // decides", 4).
-func passOf(n dump.Name) dump.Direction {
-	if n.Dir == dump.DirUnknown && n.IsBackward() {
-		return dump.Backward
+func passOf(n dump.Name) notation.Direction {
+	if n.Dir == notation.DirUnknown && n.IsBackward() {
+		return notation.Backward
 	}
 	return n.Dir
 }

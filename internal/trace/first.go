@@ -1,8 +1,8 @@
 package trace
 
 import (
-	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -34,7 +34,7 @@ func (s *rankScan) site(ev *event) policy.Site {
 	switch {
 	case ev.collIdx >= 0:
 		return policy.Communication
-	case ev.dir == dump.Backward || ev.dir == dump.ParamGrad:
+	case ev.dir == notation.Backward || ev.dir == notation.ParamGrad:
 		return policy.Gradient
 	case s.lastBwd >= 0 && ev.index > s.lastBwd && s.damage == nil:
 		return policy.Update // (a damaged file has nothing after its last backward entry)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -40,7 +41,7 @@ type hiddenWatch struct {
 // entry.
 func newHiddenWatch(op string) hiddenWatch {
 	n := dump.ParseName(op)
-	if n.Dir == dump.Backward && !n.Module {
+	if n.Dir == notation.Backward && !n.Module {
 		return hiddenWatch{forward: n.ForwardName(), root: op, watch: nonfinite.NaN | nonfinite.Inf}
 	}
 	return hiddenWatch{watch: nonfinite.NaN}
@@ -48,7 +49,7 @@ func newHiddenWatch(op string) hiddenWatch {
 
 // start watches after a forward call whose outputs hold what is watched.
 func (h *hiddenWatch) start(e *dump.Entry, n dump.Name) {
-	h.on = outputClass(e)&h.watch != 0 && n.Dir == dump.Forward && !n.IsDistributed()
+	h.on = outputClass(e)&h.watch != 0 && n.Dir == notation.Forward && !n.IsDistributed()
 	h.made = e.Name
 	if !h.on {
 		h.failed = true

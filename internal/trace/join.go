@@ -21,6 +21,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/safeio"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/dumplayout"
 	"github.com/nanhunt/nanhunt/internal/policy"
 	"github.com/nanhunt/nanhunt/verdict"
 )
@@ -48,7 +49,7 @@ type recordSet struct {
 	lost     map[recordKey]string // rank-steps a summary lists but does not hold, and why
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
-	notes    []dump.Note
+	notes    []dumplayout.Note
 	lower    []string         // reasons that lower the confidence
 	known    []int            // ranks of the job that no summary holds (a missing node)
 	details  bool             // some summary holds details
@@ -237,7 +238,7 @@ lines:
 			}
 			rs.details = rs.details || h.Details
 			for _, n := range h.Notes {
-				rs.notes = append(rs.notes, dump.Note{Dir: string(n.Dir), Text: n.Text})
+				rs.notes = append(rs.notes, dumplayout.Note{Dir: string(n.Dir), Text: n.Text})
 			}
 		case h == nil:
 			return nil, fmt.Errorf("%s: offset 0: not a nanhunt summary (no header)", file)

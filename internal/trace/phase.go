@@ -5,6 +5,7 @@ import (
 	"github.com/nanhunt/nanhunt/internal/sidefile"
 
 	"github.com/nanhunt/nanhunt/dump"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -21,7 +22,7 @@ const (
 
 func (s *rankScan) region(ev *event) region {
 	switch {
-	case ev.dir == dump.Backward || ev.dir == dump.ParamGrad:
+	case ev.dir == notation.Backward || ev.dir == notation.ParamGrad:
 		return backwardEntry
 	case s.lastBwd < 0:
 		return noBackward
@@ -195,7 +196,7 @@ func (sc *scanner) optimizerStart(s *rankScan, tags *sideTags) int {
 func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *sideTags {
 	t := &sideTags{parents: map[string]string{}}
 	var parentRule func(string) bool // nil: the wanted calls only
-	var stackRule func([]dump.Frame) bool
+	var stackRule func([]sidefile.Frame) bool
 	if optimizer {
 		parentRule, stackRule = policy.OptimizerParent, policy.OptimizerStack
 	}
@@ -217,7 +218,7 @@ func (sc *scanner) readTags(s *rankScan, want map[string]bool, optimizer bool) *
 			t.frames = make(map[string]policy.Frames, len(stacks))
 			// names that share one stack (stack.json v2) share its frames:
 			// read each stack once
-			read := map[*dump.Frame]policy.Frames{}
+			read := map[*sidefile.Frame]policy.Frames{}
 			for name, frames := range stacks {
 				if len(frames) == 0 {
 					t.frames[name] = policy.ReadFrames(frames)

@@ -7,6 +7,7 @@ import (
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/fsjson"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -83,28 +84,28 @@ type recordNotes struct {
 
 // recordEvent is an event (a call the verdict may name).
 type recordEvent struct {
-	Index         int             `json:"index"`
-	Name          string          `json:"name"`
-	Offset        int64           `json:"offset"`
-	End           int64           `json:"end"`
-	Dir           dump.Direction  `json:"direction"`
-	Module        bool            `json:"module,omitempty"`
-	Coll          int             `json:"collective"`
-	In            nonfinite.Class `json:"in,omitempty"`
-	Out           nonfinite.Class `json:"out,omitempty"`
-	Birth         nonfinite.Class `json:"birth,omitempty"`
-	Param         nonfinite.Class `json:"param,omitempty"`
-	GradIn        nonfinite.Class `json:"grad_in,omitempty"`
-	NegConst      bool            `json:"neg_const,omitempty"`
-	Statless      bool            `json:"statless,omitempty"`
-	Tensors       int             `json:"tensors,omitempty"`
-	Stats         int             `json:"stats,omitempty"`
-	Flagged       bool            `json:"flagged,omitempty"`
-	Recompute     bool            `json:"recompute,omitempty"`
-	PrevClean     int             `json:"prev_clean"`
-	PrevCleanName string          `json:"prev_clean_name,omitempty"`
-	LegitNeg      int             `json:"legit_neg"`
-	Phase         policy.Phase    `json:"phase"`
+	Index         int                `json:"index"`
+	Name          string             `json:"name"`
+	Offset        int64              `json:"offset"`
+	End           int64              `json:"end"`
+	Dir           notation.Direction `json:"direction"`
+	Module        bool               `json:"module,omitempty"`
+	Coll          int                `json:"collective"`
+	In            nonfinite.Class    `json:"in,omitempty"`
+	Out           nonfinite.Class    `json:"out,omitempty"`
+	Birth         nonfinite.Class    `json:"birth,omitempty"`
+	Param         nonfinite.Class    `json:"param,omitempty"`
+	GradIn        nonfinite.Class    `json:"grad_in,omitempty"`
+	NegConst      bool               `json:"neg_const,omitempty"`
+	Statless      bool               `json:"statless,omitempty"`
+	Tensors       int                `json:"tensors,omitempty"`
+	Stats         int                `json:"stats,omitempty"`
+	Flagged       bool               `json:"flagged,omitempty"`
+	Recompute     bool               `json:"recompute,omitempty"`
+	PrevClean     int                `json:"prev_clean"`
+	PrevCleanName string             `json:"prev_clean_name,omitempty"`
+	LegitNeg      int                `json:"legit_neg"`
+	Phase         policy.Phase       `json:"phase"`
 }
 
 // recordColl is a collective event.

@@ -162,7 +162,7 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 // rank folder of the selection: those whose folder holds none or cannot be
 // listed, and, with selected ranks, those holding other ranks' folders
 // only. They were dumped, and the ranks expected there are unread.
-func emptySteps(l *dump.Layout, steps, ranks map[int]bool) []dump.EmptyStep {
+func emptySteps(l *dump.Layout, steps, ranks map[int]bool) []dumplayout.EmptyStep {
 	out := l.SelectEmpty(steps)
 	if ranks == nil {
 		return out
@@ -180,7 +180,7 @@ func emptySteps(l *dump.Layout, steps, ranks map[int]bool) []dump.EmptyStep {
 	for _, d := range l.Dirs {
 		if k := (key{d.Mode, d.Step}); !held[k] && (steps == nil || steps[d.Step]) {
 			held[k] = true // once
-			out = append(out, dump.EmptyStep{Mode: d.Mode, Step: d.Step, Dir: filepath.Dir(d.Dir)})
+			out = append(out, dumplayout.EmptyStep{Mode: d.Mode, Step: d.Step, Dir: filepath.Dir(d.Dir)})
 		}
 	}
 	return out
@@ -269,7 +269,7 @@ func (m *modeResult) earlierThan(o *modeResult) bool {
 // stops at the first step with an anomaly that lasts: when the next dumped
 // step (however far) is clean and read whole, the anomaly was dropped (a
 // skipped step) and the scan goes on, unless strict.
-func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dump.EmptyStep) (*modeResult, error) {
+func (a *analysis) mode(mode string, dirs []dump.RankDir, empty []dumplayout.EmptyStep) (*modeResult, error) {
 	m := &modeResult{mode: mode, supp: newSuppressions(), notDumped: map[int]bool{}}
 	if a.recs != nil {
 		m.lower = a.recs.lower
@@ -352,7 +352,7 @@ type stepReader struct {
 // folder that can be read among them: dumped, and unread) in m.steps, and
 // what is known of the job's ranks before any is read (README "How it
 // decides", 9).
-func (a *analysis) stepReader(m *modeResult, dirs []dump.RankDir, empty []dump.EmptyStep) *stepReader {
+func (a *analysis) stepReader(m *modeResult, dirs []dump.RankDir, empty []dumplayout.EmptyStep) *stepReader {
 	var byStep map[int][]dump.RankDir
 	m.steps, byStep = groupBy(dirs, func(d *dump.RankDir) int { return d.Step })
 	job := roster{known: map[int]bool{}, selected: a.selected, empty: map[int]bool{}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 	"github.com/nanhunt/nanhunt/internal/policy"
 )
 
@@ -32,7 +33,7 @@ type event struct {
 	index       int
 	name        string
 	offset, end int64
-	dir         dump.Direction
+	dir         notation.Direction
 	module      bool
 	collIdx     int // index in rankScan.colls for collectives; -1 otherwise
 	facts

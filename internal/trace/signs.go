@@ -5,6 +5,7 @@ import (
 
 	"github.com/nanhunt/nanhunt/dump"
 	"github.com/nanhunt/nanhunt/internal/nonfinite"
+	"github.com/nanhunt/nanhunt/internal/notation"
 )
 
 // signs keeps, while a rank's entries are read in file order, the calls
@@ -66,7 +67,7 @@ func (s *rankScan) certainlySevere(ev *event) bool {
 	if (ev.in|ev.out)&(nonfinite.NaN|nonfinite.PosInf) != 0 {
 		return true
 	}
-	return ev.in|ev.out != 0 && (ev.dir == dump.Backward || ev.dir == dump.ParamGrad || ev.param != 0)
+	return ev.in|ev.out != 0 && (ev.dir == notation.Backward || ev.dir == notation.ParamGrad || ev.param != 0)
 }
 
 // offer looks at a call that interesting (or a kept collective, or a

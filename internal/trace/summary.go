@@ -104,7 +104,7 @@ type summaryHeader struct {
 	Notes    []summaryNote `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
 }
 
-// summaryNote is a dump.Note as a header holds it, its folder byte for
+// summaryNote is a dumplayout.Note as a header holds it, its folder byte for
 // byte.
 type summaryNote struct {
 	Dir  fsjson.String `json:"Dir"`
