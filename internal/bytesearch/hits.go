@@ -66,6 +66,11 @@ type Hits struct {
 	// Searched, and Whole and NoBackward say nothing (both false).
 	Partial  bool
 	Searched int64
+	// Groups are the "group_ranks" lists of the bytes before GroupsTo (all
+	// of them, unless the search stopped early: see Partial); ReadGroups
+	// reads those of the rest. Valid until the Prefilter's next search.
+	Groups   *GroupRanks
+	GroupsTo int64
 }
 
 // Span is a part of a document, from From to To (both included).

@@ -61,6 +61,7 @@ type Prefilter struct {
 	opNames   map[string]string
 	off       int64     // stream offset of the window's first byte, for the candidates
 	maxOf     maxMember // the "Max" member of the tensor judged last (ignoredStatOfTensor)
+	groups    GroupRanks
 }
 
 // maxNumberLen is the longest number literal package dump's Reader reads
@@ -143,6 +144,8 @@ func (p *Prefilter) reset() {
 	p.base, p.carry, p.first = 0, 0, 0
 	p.maxOf = maxMember{quote: -1}
 	p.hits.Partial, p.hits.Searched = false, 0
+	p.groups.Reset()
+	p.hits.Groups, p.hits.GroupsTo = &p.groups, 0
 }
 
 // read searches what r holds, from where the windows searched so far end
@@ -166,6 +169,7 @@ func (p *Prefilter) read(r io.Reader) (*Hits, error) {
 				// the last window was full: what it left to be judged with
 				// the bytes after it is judged now
 				p.window(p.buf[:p.carry], p.carry, true)
+				p.groups.Window(p.buf[:p.carry], p.carry, p.base-int64(p.carry), true, p.vector)
 				p.afterData = p.afterData || !p.topLevel(p.buf[:p.carry], p.carry, true)
 			}
 			p.end()
@@ -197,9 +201,11 @@ func (p *Prefilter) feed(b []byte, final bool) bool {
 	p.afterData = p.afterData || !p.topLevel(b, p.carry, final)
 	p.window(b, p.carry, final)
 	p.markLastEntry(b, len(b)-contextLen, final)
+	p.groups.Window(b, p.carry, p.base-int64(p.carry), final, p.vector)
 	// the carry holds any needle cut by the window's start
 	p.needle = p.needle || p.hits.FirstSevere >= 0 || !p.hits.Forward || hasBackwardNeedle(b, p.vector)
 	p.base += int64(len(b) - p.carry)
+	p.hits.GroupsTo = p.base
 	keep := min(carryLen, len(b))
 	copy(p.buf, b[len(b)-keep:])
 	p.carry = keep

@@ -22,10 +22,8 @@ func (a *analysis) jobRanks(d *stepData) []int {
 	}
 	for _, rank := range d.dumped {
 		if rd := d.read(rank); rd != nil {
-			for _, ref := range rd.instances {
-				for _, g := range ref.side.group.ranks {
-					want[g] = true
-				}
+			for _, g := range rd.named {
+				want[g] = true
 			}
 		}
 	}

@@ -24,6 +24,7 @@ type dumpFile struct {
 	status  fileStatus
 	entries []jsonoracle.Member
 	problem string
+	named   []int // the ranks its group_ranks lists name (README 9)
 }
 
 // readDump decodes a dump.json whole; when that fails it keeps the entries
@@ -42,7 +43,13 @@ func readDump(path string) dumpFile {
 	}
 	root, err := jsonoracle.Decode(data)
 	if err == nil {
-		return wholeDump(root)
+		d := wholeDump(root)
+		if d.status == fileRead {
+			d.named = namedRanks(nil, root)
+		} else {
+			d.named = namedInEntries(d.entries)
+		}
+		return d
 	}
 	entries, reached, perr := scanEntries(data)
 	problem := fmt.Sprintf("damaged: %v", err)
@@ -55,7 +62,7 @@ func readDump(path string) dumpFile {
 		}
 		return dumpFile{status: fileUnread, problem: problem}
 	}
-	return dumpFile{status: fileDamaged, entries: entries, problem: problem}
+	return dumpFile{status: fileDamaged, entries: entries, problem: problem, named: namedInEntries(entries)}
 }
 
 // wholeDump takes the entries of a well-formed dump.json.
@@ -367,4 +374,51 @@ func readJSON(path string) *jsonoracle.Node {
 		return nil
 	}
 	return n
+}
+
+// namedInEntries are the ranks the group_ranks lists of the entries name.
+func namedInEntries(entries []jsonoracle.Member) []int {
+	var out []int
+	for _, m := range entries {
+		out = namedRanks(out, m.Value)
+	}
+	return out
+}
+
+// namedRanks appends the ranks named by the group_ranks members in n and
+// below it (README 9): each such member whose value is a list of numbers
+// names its whole numbers written without a fraction or exponent, its
+// first 65,536; a list holding anything else names none.
+func namedRanks(out []int, n *jsonoracle.Node) []int {
+	if n == nil {
+		return out
+	}
+	for _, e := range n.Elems {
+		out = namedRanks(out, e)
+	}
+	for _, m := range n.Members {
+		if m.Name != "group_ranks" {
+			out = namedRanks(out, m.Value)
+			continue
+		}
+		out = append(out, listedRanks(m.Value)...)
+	}
+	return out
+}
+
+// listedRanks reads one group_ranks value.
+func listedRanks(v *jsonoracle.Node) []int {
+	if v == nil || v.Kind != jsonoracle.Array {
+		return nil
+	}
+	var ranks []int
+	for _, e := range v.Elems {
+		if e.Kind != jsonoracle.Number {
+			return nil
+		}
+		if r, err := strconv.Atoi(e.Literal); err == nil && len(ranks) < 1<<16 {
+			ranks = append(ranks, r)
+		}
+	}
+	return ranks
 }

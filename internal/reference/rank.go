@@ -17,6 +17,8 @@ type rankData struct {
 	instances map[instKey]instRef
 	// clocks lists, per pairing key, the rank's instances in file order.
 	clocks map[clockKey][]instRef
+	// named are the ranks its group_ranks lists name (README 9).
+	named []int
 }
 
 type instRef struct {
@@ -36,6 +38,7 @@ func loadRank(dir, dumpPath string, rank int) *rankData {
 	for i, m := range df.entries {
 		r.entries = append(r.entries, buildEntry(i, m, rank))
 	}
+	r.named = df.named
 	assignPhases(r.entries, readConstruct(filepath.Join(dir, "construct.json")), readStacks(filepath.Join(dir, "stack.json")), df.status == fileRead)
 	counters := map[clockKey]int{}
 	for _, e := range r.entries {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"maps"
+	"math"
+	"os"
 	"slices"
 	"sync/atomic"
 
@@ -106,6 +108,7 @@ type rankScan struct {
 	collsFull     bool            // more non-finite collectives than the limit
 	collsLost     bool            // and those past it could not be read again (sendersAgain)
 	severeSeen    bool            // a call that is certainly an anomaly was met
+	wholeTo       int64           // the end of the last entry the walk read whole
 
 	local *local                 // the rank's account, once finished
 	order map[string]syncSummary // its first sign's place among the collectives, once finished
@@ -296,9 +299,11 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 		switch policy.PlanFile(hits, f, s.bytes, sc.lim.backwardProbe) {
 		case policy.Clear:
 			s.cleared = true
+			s.nameGroupRanks(hits)
 			return s, how
 		case policy.ClearMasks:
 			s.clearedAsMasks(hits)
+			s.nameGroupRanks(hits)
 			return s, how
 		case policy.Walk:
 			w.hits = hits
@@ -308,7 +313,46 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 			return s, how
 		}
 	}
-	return s, w.walk(src)
+	hits := w.hits
+	if hits == nil {
+		hits = sc.pf.StartGroups()
+	}
+	next := w.walk(sc.pf.FollowGroups(src))
+	if next == how && s.openErr == nil {
+		sc.readGroupRanks(s, f, hits)
+	}
+	return s, next
+}
+
+// readGroupRanks finds the ranks the file's "group_ranks" lists name
+// (README "How it decides", 9), after a walk that read them past where the
+// search stopped (or, for a file parsed without a search, from its start):
+// the lists neither reached are read now.
+func (sc *scanner) readGroupRanks(s *rankScan, f *os.File, hits *bytesearch.Hits) {
+	if err := sc.pf.ReadGroups(f, s.bytes); err != nil {
+		s.noteInexact("the process groups of the file could not all be read (" + err.Error() + "): ranks named only there are not counted")
+		return
+	}
+	s.nameGroupRanks(hits)
+}
+
+// namedKey holds, among a scan's groups, the ranks its file's
+// "group_ranks" lists name anywhere (not a process group of its own).
+const namedKey = "named"
+
+// nameGroupRanks records the ranks of the lists the search found: in a
+// damaged file, those of the entries before the damage.
+func (s *rankScan) nameGroupRanks(hits *bytesearch.Hits) {
+	before := int64(math.MaxInt64)
+	if s.damage != nil {
+		before = s.wholeTo
+	}
+	if hits.Groups.Cut && s.damage == nil {
+		s.noteInexact("process group lists past the bounds of the byte search (more than 1,024 distinct lists or 1,048,576 ranks in them): ranks named only there are not counted")
+	}
+	if ranks := hits.Groups.Ranks(nil, before); len(ranks) > 0 {
+		s.groups[namedKey] = ranks
+	}
 }
 
 // search runs the byte search over the file, to its first suspect NaN or

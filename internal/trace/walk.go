@@ -67,6 +67,7 @@ func (w *walker) walk(src io.Reader) strategy {
 	rd := w.sc.reader(src, opt)
 	for rd.Next() {
 		e := rd.Entry()
+		s.wholeTo = e.End
 		if w.pastSearched(e.End) {
 			return searchWhole // past what was searched, and no anomaly yet
 		}

@@ -1,0 +1,174 @@
+package bytesearch
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// groupOracle is the plain rule: every "group_ranks" key followed by a
+// list of numbers, blanks and commas up to its ']'; the whole numbers of
+// each (at most maxListRanks a list) whose key lies before the offset
+// before. A list holding anything else, or that no ']' closes, names no
+// rank.
+func groupOracle(doc string, before int64) (ranks []int, cut bool) {
+	keys := regexp.MustCompile(`"group_ranks"[ \t\r\n]*:[ \t\r\n]*\[`)
+	for _, m := range keys.FindAllStringIndex(doc, -1) {
+		end := strings.IndexByte(doc[m[1]:], ']')
+		if end < 0 || strings.ContainsAny(doc[m[1]:m[1]+end], "[{\"") {
+			continue
+		}
+		if int64(m[0]) >= before {
+			continue
+		}
+		n := 0
+		for _, f := range strings.FieldsFunc(doc[m[1]:m[1]+end], func(c rune) bool { return isListSpace(c) }) {
+			if r, err := strconv.Atoi(f); err == nil && n < maxListRanks {
+				ranks = append(ranks, r)
+				n++
+			}
+		}
+	}
+	slices.Sort(ranks)
+	return slices.Compact(ranks), cut
+}
+
+// groupsOf runs GroupRanks over doc in windows of the given size, each
+// with the carry bytes of the one before in front, as Prefilter feeds it.
+func groupsOf(doc []byte, window, carry int, vector bool) *GroupRanks {
+	g := &GroupRanks{}
+	g.Reset()
+	for pos := 0; ; pos += window {
+		from := max(0, pos-carry)
+		end := min(len(doc), pos+window)
+		g.Window(doc[from:end], pos-from, int64(from), end == len(doc), vector)
+		if end == len(doc) {
+			return g
+		}
+	}
+}
+
+var groupPieces = []string{
+	`"group_ranks": [0, 1]`, "\"group_ranks\": [\n      2,\n      3\n     ]", `"group_ranks":[7,5,1000000]`,
+	`"group_ranks": null`, `"group_ranks": "4"`, `"group_ranks": [1.0, -2, 1e3, 9]`, `"group_ranks": [[1], 2]`,
+	`"group_ranks": [{"a": 1}]`, `"group_ranks"  :  [ 11 ,12 ]`, `"type": "group_ranks"`, `"group_rank": [99]`,
+	`"group_id": "1a2b"`, `{"type": "torch.ProcessGroup", "group_ranks": [0, 1, 2, 3], "group_id": "x"}`,
+	`"Max": 1.5`, `]`, `[`, ` `, "\n", `,`, `"group_ranks": [131072, 300000]`,
+}
+
+// TestGroupRanksLikeOracle holds the windowed search, vector and byte by
+// byte, to the plain rule on random documents cut into windows of every
+// size, lists and keys spanning their edges.
+func TestGroupRanksLikeOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 3000 {
+		var sb strings.Builder
+		for range rng.IntN(40) {
+			sb.WriteString(groupPieces[rng.IntN(len(groupPieces))])
+			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
+		}
+		doc := sb.String()
+		before := int64(len(doc))
+		if rng.IntN(3) == 0 {
+			before = rng.Int64N(int64(len(doc)) + 1)
+		}
+		want, wantCut := groupOracle(doc, before)
+		for _, vector := range []bool{true, false} {
+			window := 1 + rng.IntN(300)
+			g := groupsOf([]byte(doc), window, carryLen, vector)
+			got := g.Ranks(nil, before)
+			if !slices.Equal(got, want) || g.Cut != wantCut {
+				t.Fatalf("trial %d, window %d, vector %v, before %d:\n%q\ngot %v cut %v, want %v cut %v", trial, window, vector, before, doc, got, g.Cut, want, wantCut)
+			}
+		}
+	}
+}
+
+// TestGroupRanksBounds: past maxGroupLists distinct lists the set is cut,
+// and a repeated list is held once.
+func TestGroupRanksBounds(t *testing.T) {
+	var sb strings.Builder
+	for i := range maxGroupLists + 5 {
+		fmt.Fprintf(&sb, `"group_ranks": [%d] "group_ranks": [%d] `, i, i)
+	}
+	g := groupsOf([]byte(sb.String()), 1<<16, carryLen, true)
+	if !g.Cut || len(g.lists) != maxGroupLists {
+		t.Fatalf("cut %v, %d lists; want cut and %d", g.Cut, len(g.lists), maxGroupLists)
+	}
+}
+
+// TestPrefilterGroupsLikeOracle: a search, whole or stopped at its first
+// NaN and then ReadGroups, holds the lists of the whole document.
+func TestPrefilterGroupsLikeOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	pieces := append(slices.Clone(groupPieces), `"Max": NaN`)
+	for trial := range 500 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for range rng.IntN(400) {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
+		}
+		doc := sb.String()
+		want, wantCut := groupOracle(doc, int64(len(doc)))
+		p := NewPrefilter(1+rng.IntN(2000), 0, SearchRules{})
+		scan := p.Scan
+		if trial%2 == 1 {
+			scan = p.ScanUntilSevere
+		}
+		h, err := scan(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.ReadGroups(strings.NewReader(doc), int64(len(doc))); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Groups.Ranks(nil, int64(len(doc))); !slices.Equal(got, want) || h.Groups.Cut != wantCut || h.GroupsTo != int64(len(doc)) {
+			t.Fatalf("trial %d (partial %v): got %v cut %v to %d, want %v cut %v of %d\n%q", trial, h.Partial, got, h.Groups.Cut, h.GroupsTo, want, wantCut, len(doc), doc)
+		}
+	}
+}
+
+// TestFollowGroupsLikeOracle: a search stopped at its first NaN, then the
+// document read again from its start in pieces of any size through
+// FollowGroups, then ReadGroups for what that read left, holds the lists
+// of the whole document.
+func TestFollowGroupsLikeOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	pieces := append(slices.Clone(groupPieces), `"Max": NaN`)
+	for trial := range 500 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for range rng.IntN(400) {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
+		}
+		doc := sb.String()
+		want, _ := groupOracle(doc, int64(len(doc)))
+		p := NewPrefilter(1+rng.IntN(2000), 0, SearchRules{})
+		h, err := p.ScanUntilSevere(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.FollowGroups(strings.NewReader(doc))
+		upTo := rng.IntN(len(doc) + 1)
+		buf := make([]byte, 1+rng.IntN(100))
+		for read := 0; read < upTo; {
+			n, err := r.Read(buf[:min(len(buf), upTo-read)])
+			read += n
+			if err != nil {
+				break
+			}
+		}
+		if err := p.ReadGroups(strings.NewReader(doc), int64(len(doc))); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Groups.Ranks(nil, int64(len(doc))); !slices.Equal(got, want) {
+			t.Fatalf("trial %d (partial %v, followed to %d): got %v, want %v\n%q", trial, h.Partial, upTo, got, want, doc)
+		}
+	}
+}
