@@ -162,7 +162,7 @@ func (in SummarizeInputs) options() (trace.SummaryOptions, error) {
 		if err != nil {
 			return opt, err
 		}
-		opt.Run = abs // the template, before {node} is replaced: the same on every node
+		opt.Run, opt.MarkRun = abs, abs // the template, before {node} is replaced: the same on every node
 		if job.Shared() {
 			opt.Run = job.ID + ":" + abs
 		}

@@ -99,3 +99,35 @@ func TestSummarizeRefuses(t *testing.T) {
 		t.Errorf("a summary was written inside the dump")
 	}
 }
+
+// With the default run name (the job's id before the dump path), a mark
+// an earlier job left in the shared folder is found by the next job of the
+// same dump path and removed, not left to pile up.
+func TestSummarizeRemovesEarlierJobsMark(t *testing.T) {
+	run := generate(t, "log-negative")
+	shared := t.TempDir() + "/"
+	marks := func() []string {
+		m, _ := filepath.Glob(filepath.Join(shared, ".nanhunt-lasting-*"))
+		return m
+	}
+	first, second := 0, 1
+	if _, err := nanhunt.Summarize(context.Background(), nanhunt.SummarizeInputs{Dump: run.dump, Output: shared,
+		NodeIndex: &first, Nodes: 2, JobID: "7", Getenv: noLauncher}); err != nil {
+		t.Fatal(err)
+	}
+	left := marks()
+	if len(left) != 1 {
+		t.Fatalf("the first job left marks %v, want one", left)
+	}
+	res, err := nanhunt.Summarize(context.Background(), nanhunt.SummarizeInputs{Dump: run.dump, Output: shared,
+		NodeIndex: &second, Nodes: 2, JobID: "8", Getenv: noLauncher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RemovedMarks) != 1 || res.RemovedMarks[0] != filepath.Base(left[0]) {
+		t.Errorf("the second job removed %v, want %s", res.RemovedMarks, filepath.Base(left[0]))
+	}
+	if after := marks(); len(after) != 1 || after[0] == left[0] {
+		t.Errorf("marks after the second job: %v, want its own only", after)
+	}
+}

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,6 +46,11 @@ type SummaryOptions struct {
 	// Run names the run; summaries of different runs are never joined.
 	// Empty: the dump root's absolute path.
 	Run string
+	// MarkRun names the run the marks in Shared are kept under (empty:
+	// Run): Run without the job's id when Run was made from it, so that a
+	// mark an earlier job left under the same dump path is found, and
+	// removed.
+	MarkRun string
 	// Node is recorded in the header, to name what is missing at the join.
 	Node Node
 	// UntilFirst is the first of two phases: no details (tensor rows,
@@ -234,7 +240,7 @@ func newSummarizer(ctx context.Context, opt SummaryOptions, w io.Writer) (*summa
 		a: &analysis{ctx: ctx, pol: pol, jobs: jobs}, steps: map[int]bool{}}
 	// marks bound a full read only: a second pass (Steps) reads what it is given
 	if len(opt.Steps) == 0 {
-		sm.marks = markBoard{dir: opt.Shared, run: opt.Run, job: opt.Job}
+		sm.marks = markBoard{dir: opt.Shared, run: cmp.Or(opt.MarkRun, opt.Run), job: opt.Job}
 	}
 	sm.st.Job, sm.st.MarksOff = opt.Job, sm.marks.dir != "" && !sm.marks.on()
 	sm.cw = &countWriter{w: bufio.NewWriterSize(w, 64<<10)}
