@@ -327,9 +327,13 @@ func sortedSet(ranks []int) []int {
 }
 
 func without(ranks, drop []int) []int {
+	gone := make(map[int]bool, len(drop))
+	for _, r := range drop {
+		gone[r] = true
+	}
 	out := []int{}
 	for _, r := range ranks {
-		if !slices.Contains(drop, r) {
+		if !gone[r] {
 			out = append(out, r)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // few hundred bytes.
 const maxPickle = 16 << 20
 
-// maxMemo bounds the memoized strings kept to name a STACK_GLOBAL.
+// maxMemo bounds the memo indices a pickle may put.
 const maxMemo = 4096
 
 // errPickle marks a pickle that refers to something a tensor file never holds.
@@ -25,10 +25,10 @@ var errPickle = errors.New("loading it could run code from the file")
 
 // pickleScanner reads one pickle and checks the globals it names.
 type pickleScanner struct {
-	r    *bufio.Reader
-	off  int64
-	memo map[uint64]string // memoized strings, by memo index
-	next uint64            // the index MEMOIZE gives
+	r       *bufio.Reader
+	off     int64
+	memo    map[uint64]string   // memoized strings, by memo index
+	defined map[uint64]struct{} // every index put: MEMOIZE puts at their count
 	// top and below are the two values last pushed when they are strings
 	// (ok says so): STACK_GLOBAL takes its module and name from them.
 	top, below pickleStr
@@ -43,7 +43,7 @@ type pickleStr struct {
 // it, and refuses it when it names a callable that torch's weights-only
 // loader does not accept (os.system, builtins.eval, ...).
 func scanPickle(r *bufio.Reader) error {
-	p := &pickleScanner{r: r, memo: map[uint64]string{}}
+	p := &pickleScanner{r: r, memo: map[uint64]string{}, defined: map[uint64]struct{}{}}
 	for {
 		if p.off > maxPickle {
 			return fmt.Errorf("a pickle larger than %d MiB: not a tensor's", maxPickle>>20)
@@ -158,18 +158,29 @@ func (p *pickleScanner) counted(op byte, width int) error {
 	return nil
 }
 
-// put memoizes the value on top of the stack.
+// put memoizes the value on top of the stack. The memo holds the strings
+// only where the scanner knows the value put: a PUT of anything else (of
+// a value it cannot follow) forgets what the index held before, so that a
+// later GET of it can name no global. MEMOIZE puts at the memo's size, as
+// Python does, counting every index put; a pickle putting more than
+// maxMemo indices is refused (a tensor's puts a few dozen).
 func (p *pickleScanner) put(op byte) error {
-	idx, err := p.next, error(nil)
-	if op == 0x94 { // MEMOIZE: the next index
-		p.next++
-	} else {
-		idx, err = p.memoIndex(op)
+	idx, err := uint64(len(p.defined)), error(nil)
+	if op != 0x94 { // PUT, BINPUT, LONG_BINPUT: the index given
+		if idx, err = p.memoIndex(op); err != nil {
+			return err
+		}
 	}
-	if err == nil && p.top.ok && len(p.memo) < maxMemo {
+	p.defined[idx] = struct{}{}
+	if len(p.defined) > maxMemo {
+		return fmt.Errorf("offset %d: more than %d memo entries: not a tensor's", p.off, maxMemo)
+	}
+	if p.top.ok {
 		p.memo[idx] = p.top.s
+	} else {
+		delete(p.memo, idx)
 	}
-	return err
+	return nil
 }
 
 // get pushes a memoized value.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -128,21 +129,22 @@ func checkNpy(r *bufio.Reader) error {
 	return checkNpyDescr(string(header))
 }
 
-// checkNpyDescr checks the 'descr' of a .npy header, a Python dict literal
-// such as {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
+// npyHeader is a .npy header as numpy writes it: a Python dict literal of
+// exactly these keys in this order, padded with spaces to a newline. Any
+// other form (another key, one written twice, a key spelled with double
+// quotes or split into adjacent literals, which Python's reader all
+// accepts) is refused: the dict numpy would read might not be the one
+// checked.
+var npyHeader = regexp.MustCompile(`^\{'descr': '([^'\\]*)', 'fortran_order': (?:True|False), 'shape': \((?:[0-9]+(?:, [0-9]+)*,?)?\), \} *\n?$`)
+
+// checkNpyDescr checks a .npy header: numpy's own form, whose 'descr' is
+// a bool or number type.
 func checkNpyDescr(header string) error {
-	_, rest, ok := strings.Cut(header, "'descr':")
-	if !ok {
-		return errors.New("a .npy header without 'descr'")
+	m := npyHeader.FindStringSubmatch(header)
+	if m == nil {
+		return errors.New("a .npy header not in the form numpy writes (a structured dtype, another key, or a key written twice): not a tensor's")
 	}
-	rest = strings.TrimLeft(rest, " ")
-	if !strings.HasPrefix(rest, "'") {
-		return errors.New("a structured dtype in its .npy header: not a tensor's")
-	}
-	descr, _, ok := strings.Cut(rest[1:], "'")
-	if !ok {
-		return errors.New("a .npy header whose 'descr' is not closed")
-	}
+	descr := m[1]
 	if !npyNumber(descr) {
 		if strings.ContainsRune(descr, 'O') {
 			return fmt.Errorf("dtype %q in its .npy header, an object array: numpy can only unpickle it, %w", printable(descr), errPickle)

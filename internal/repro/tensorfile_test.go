@@ -40,6 +40,13 @@ func torchZip(t *testing.T, first string, pkl string, data []byte) []byte {
 	return b.Bytes()
 }
 
+// npyHeaderFile is a version 1.0 .npy file with the given header.
+func npyHeaderFile(h string) []byte {
+	h += strings.Repeat(" ", 63-(10+len(h))%64) + "\n"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)), byte(len(h)>>8))
+	return append(append(b, h...), make([]byte, 48)...)
+}
+
 // npyFile is a version 1.0 .npy file with the given dtype.
 func npyFile(descr string) []byte {
 	h := "{'descr': " + descr + ", 'fortran_order': False, 'shape': (3,), }"
@@ -63,6 +70,10 @@ func TestCheckTensorFile(t *testing.T) {
 		{"INST", "x.pt", []byte("\x80\x02(X\x01\x00\x00\x00xiposix\nsystem\n."), "it names posix.system", true},
 		{"STACK_GLOBAL", "x.pt", []byte("\x80\x04\x8c\x08builtins\x94\x8c\x04eval\x94\x93\x94."), "it names builtins.eval", true},
 		{"STACK_GLOBAL from the memo", "x.pt", []byte("\x80\x04\x8c\x02os\x94\x8c\x06system\x940h\x00h\x01\x93."), "it names os.system", true},
+		// "torch" and "Size" put at 0 and 1, then overwritten there by
+		// values reached through POP: Python reads posix.system
+		{"STACK_GLOBAL from a memo overwritten", "x.pt", []byte("\x80\x04\x8c\x05torch\x94\x8c\x04Size\x94\x8c\x05posix\x8c\x06system\x8c\x01x0q\x010q\x00h\x00h\x01\x93."), "a global whose name is computed", true},
+		{"MEMOIZE after PUT", "x.pt", []byte("\x80\x04\x8c\x05posixq\x05\x8c\x06system\x94\x8c\x05torch\x94\x8c\x04Size\x94h\x05h\x01\x93."), "it names posix.system", true},
 		{"STACK_GLOBAL computed", "x.pt", []byte("\x80\x04\x8c\x02os\x94K\x01\x93."), "a global whose name is computed", true},
 		{"STACK_GLOBAL allowed", "x.pt", []byte("\x80\x04\x8c\x0bcollections\x94\x8c\x0bOrderedDict\x94\x93)R." + strings.Repeat("\x80\x02N.", 4)), "", false},
 		{"EXT1", "x.pt", []byte("\x80\x02\x82\x01."), "extension code", true},
@@ -78,6 +89,13 @@ func TestCheckTensorFile(t *testing.T) {
 		{"npy object", "x.npy", npyFile("'|O'"), `dtype "|O" in its .npy header, an object array`, true},
 		{"npy structured", "x.npy", npyFile("[('a', '|O')]"), "a structured dtype", false},
 		{"npy unicode", "x.npy", npyFile("'<U5'"), `dtype "<U5"`, false},
+		// numpy reads the header with ast.literal_eval: the last of two keys
+		// wins, and keys may be double-quoted or adjacent literals
+		{"npy descr twice", "x.npy", npyHeaderFile("{'descr': '<f4', 'descr': '|O', 'fortran_order': False, 'shape': (3,), }"), "not in the form numpy writes", false},
+		{"npy descr double-quoted", "x.npy", npyHeaderFile(`{"descr": '|O', 'fortran_order': False, 'shape': (3,), }`), "not in the form numpy writes", false},
+		{"npy descr split", "x.npy", npyHeaderFile("{'de' 'scr': '|O', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"), "not in the form numpy writes", false},
+		{"npy scalar and matrix", "x.npy", npyHeaderFile("{'descr': '<f8', 'fortran_order': True, 'shape': (), }"), "", false},
+		{"npy matrix", "x.npy", npyHeaderFile("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"), "", false},
 		{"npy bad magic", "x.npy", []byte("\x93NUMPZ\x01\x00"), "no .npy magic", false},
 		{"npy huge header", "x.npy", []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f"), "a .npy header longer than", false},
 		{"npy cut header", "x.npy", npyFile("'<f4'")[:30], "cut in its header", false},

@@ -100,6 +100,19 @@ func nameCases() []adversarialCase {
 			},
 		},
 		{
+			class: "untrusted input", name: "skill-rank-131071-empty",
+			input:  "one empty rank folder numbered 131,071 beside a real dump: 131,070 ranks not dumped or unread",
+			answer: "--format skill lists them in time linear in the ranks (it took 3.8 s quadratic in them)",
+			setup: func(t *testing.T, in, out string) []string {
+				allReduceDump(t, in)
+				if err := os.MkdirAll(filepath.Join(in, "step0", "rank131071"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"trace", in, "--format", "skill"}
+			},
+			exit: exitAnomaly, message: `"total_ranks": 131072`, maxTime: 2 * time.Second, maxRSSMiB: 64,
+		},
+		{
 			class: "untrusted input", name: "name-terminal-escapes",
 			input:  "an op name holding ESC]0;… (retitle), ESC[2J (clear) and CR",
 			answer: "the name is printed with the escapes written out",
@@ -139,5 +152,28 @@ func nameCases() []adversarialCase {
 				}
 			},
 		},
+	}
+}
+
+// allReduceDump writes a step of two ranks whose all_reduce on the world
+// group carries a NaN rank 0's sqrt made to rank 1.
+func allReduceDump(t *testing.T, in string) {
+	t.Helper()
+	head := `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {`
+	reduce := func(in, out string) string {
+		return `"Distributed.all_reduce.0.forward": {"input_args": [` + in + `], "input_kwargs": {}, "output": [` + out + `]}`
+	}
+	files := map[int]string{
+		0: head + `"Torch.sqrt.0.forward": {"input_args": [` + cleanTensor + `], "input_kwargs": {}, "output": [` + nanTensor + `]}, ` + reduce(nanTensor, nanTensor) + "}}",
+		1: head + `"Torch.sqrt.0.forward": {"input_args": [` + cleanTensor + `], "input_kwargs": {}, "output": [` + cleanTensor + `]}, ` + reduce(cleanTensor, nanTensor) + "}}",
+	}
+	for rank, text := range files {
+		dir := filepath.Join(in, "step0", fmt.Sprintf("rank%d", rank))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -282,6 +282,16 @@ func reproUntrustedCases() []adversarialCase {
 			"refused before it is copied: an object array, which numpy can only unpickle",
 			exitError, `x.npy .* refused: dtype "\|O" in its .npy header, an object array`,
 			file(objectNpy(), 0o644, "x.npy")),
+		reproCase(&out, "repro-pickle-memo-overwritten",
+			"x.pt is a bare pickle that puts \"torch\" and \"Size\" in its memo, then puts \"posix\" and \"system\" at the same indices from values reached through POP, and names its global from them (Python reads posix.system)",
+			"refused before it is copied: a global whose name the scanner cannot follow is refused",
+			exitError, `x.pt .* refused: .*a global whose name is computed`,
+			file([]byte("\x80\x04\x8c\x05torch\x94\x8c\x04Size\x94\x8c\x05posix\x8c\x06system\x8c\x01x0q\x010q\x00h\x00h\x01\x93."), 0o644, "x.pt")),
+		reproCase(&out, "repro-npy-descr-twice",
+			"x.npy's header holds 'descr' twice, a number type first and an object type last (numpy keeps the last)",
+			"refused before it is copied: a header not in the form numpy writes",
+			exitError, `x.npy .* refused: a .npy header not in the form numpy writes`,
+			file(npyWithHeader("{'descr': '<f4', 'descr': '|O', 'fortran_order': False, 'shape': (3,), }"), 0o644, "x.npy")),
 		mode0640,
 		reproCase(&out, "repro-full-disk",
 			"the case folder fills up in the middle of a tensor file's copy (RLIMIT_FSIZE on nanhunt at half the file's size, 64 MiB or more)",
@@ -301,7 +311,12 @@ func reproUntrustedCases() []adversarialCase {
 
 // objectNpy is a .npy file of one object, a pickle that calls os.system.
 func objectNpy() []byte {
-	h := "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+	return npyWithHeader("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }")
+}
+
+// npyWithHeader is a .npy file with the given header, then a pickle
+// payload as its data.
+func npyWithHeader(h string) []byte {
 	h += strings.Repeat(" ", 63-(10+len(h))%64) + "\n"
 	return []byte("\x93NUMPY\x01\x00" + string([]byte{byte(len(h)), 0}) + h + payloadPickle)
 }
