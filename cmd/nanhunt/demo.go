@@ -47,7 +47,9 @@ Exit status: 1 the demo's verdict (an anomaly), 2 bad usage or an error.`,
 				dir = filepath.Join(tmp, "dump")
 			}
 			start := time.Now()
-			if _, err := synth.Generate(synth.Demo(), dir); err != nil {
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			if _, err := synth.GenerateContext(ctx, synth.Demo(), dir, synth.Sidecars{}); err != nil {
 				return fmt.Errorf("generate the demo run: %w", err)
 			}
 			if f.format == "text" {

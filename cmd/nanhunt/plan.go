@@ -71,6 +71,9 @@ expected rank-step could not be read whole.`,
 }
 
 func runPlan(cmd *cobra.Command, path string, f *planFlags) error {
+	// a signal waits for the outputs being written: none is left half written
+	_, stop := signalContext(cmd.Context())
+	defer stop()
 	if err := f.check(cmd, "text", "json"); err != nil {
 		return err
 	}

@@ -70,6 +70,9 @@ or bad usage, 3 no anomaly in what was read but the verdict is not complete
 }
 
 func runReport(cmd *cobra.Command, path string, f *reportFlags) error {
+	// a signal waits for the outputs being written: none is left half written
+	_, stop := signalContext(cmd.Context())
+	defer stop()
 	switch f.format {
 	case "markdown", "md", "html", "text", "skill":
 	default:

@@ -225,7 +225,9 @@ must lie outside -o.
 				return err
 			}
 			start := time.Now()
-			truth, err := synth.GenerateWith(fitted, out, side)
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			truth, err := synth.GenerateContext(ctx, fitted, out, side)
 			if err != nil {
 				return err
 			}

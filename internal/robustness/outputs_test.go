@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,6 +124,8 @@ func outputCases() []adversarialCase {
 		exportSignalCase("SIGTERM", "SIGTERM to export once its first Parquet file is written", syscall.SIGTERM),
 		exportSignalCase("SIGINT", "SIGINT (Ctrl-C) to export once its first Parquet file is written", syscall.SIGINT),
 		exportSignalCase("SIGHUP", "SIGHUP (the terminal closed) to export once its first Parquet file is written", syscall.SIGHUP),
+		synthSignalCase("SIGTERM", syscall.SIGTERM),
+		synthSignalCase("SIGINT", syscall.SIGINT),
 		reportFullDiskCase(),
 		exportFullDiskCase(),
 	}
@@ -173,6 +176,29 @@ func exportSignalCase(name, input string, sig syscall.Signal) adversarialCase {
 		after: func(t *testing.T, out string) {
 			if l := leftovers(t, out, ".partial", ".parquet", "_nanhunt_export.json"); len(l) > 0 {
 				t.Errorf("a stopped export left %v", l)
+			}
+		},
+	}
+}
+
+// synthSignalCase is a synth run stopped by sig once its first dump.json
+// is written: the folder it made is removed, nothing of the run is left.
+func synthSignalCase(name string, sig syscall.Signal) adversarialCase {
+	return adversarialCase{
+		class: "writes", name: "synth-" + strings.ToLower(name),
+		input:  name + " to synth once the first dump.json of a 6-step, 8-rank run is written",
+		answer: "it stops at the end of the step, removes the folder it made; exit 2, \"interrupted\"",
+		setup: func(t *testing.T, in, out string) []string {
+			return []string{"synth", "--world-size", "8", "--steps", "0-5", "--file-mb", "4", "--fault", "log-negative", "--fault-step", "4", "-o", "run"}
+		},
+		signal: sig, signalWhen: func(out string) bool {
+			m, _ := filepath.Glob(filepath.Join(out, "run", "step*", "rank*", "dump.json"))
+			return len(m) > 0
+		},
+		exit: exitError, message: `interrupted`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+		after: func(t *testing.T, out string) {
+			if _, err := os.Stat(filepath.Join(out, "run")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a stopped synth left its folder: %v", err)
 			}
 		},
 	}

@@ -1,6 +1,8 @@
 package synth
 
 import (
+	"context"
+
 	mw "github.com/nanhunt/nanhunt/internal/synth/msprobewrite"
 	"github.com/nanhunt/nanhunt/internal/synth/sim"
 	"github.com/nanhunt/nanhunt/internal/synth/spec"
@@ -76,6 +78,12 @@ func Generate(s Spec, dir string) (*Truth, error) {
 // for. The dump it writes is the same, byte for byte, as Generate's.
 func GenerateWith(s Spec, dir string, side Sidecars) (*Truth, error) {
 	return sim.Generate(s, dir, side)
+}
+
+// GenerateContext is GenerateWith stopped (between steps) when ctx is
+// done. When it fails or is stopped, nothing it wrote under dir is left.
+func GenerateContext(ctx context.Context, s Spec, dir string, side Sidecars) (*Truth, error) {
+	return sim.GenerateContext(ctx, s, dir, side)
 }
 
 // Fit returns s with the layers and the micro-batches per step chosen so

@@ -329,6 +329,12 @@ func (sc *scanner) scanWith(ctx context.Context, rd dump.RankDir, mode scanMode,
 // search stopped (or, for a file parsed without a search, from its start):
 // the lists neither reached are read now.
 func (sc *scanner) readGroupRanks(s *rankScan, f *os.File, hits *bytesearch.Hits) {
+	if s.damage != nil {
+		// only the lists before the damage count, and the walk read to it:
+		// what follows (a cut file's nothing, or gigabytes of zeros) is not read
+		s.nameGroupRanks(hits)
+		return
+	}
 	if err := sc.pf.ReadGroups(f, s.bytes); err != nil {
 		s.noteInexact("the process groups of the file could not all be read (" + err.Error() + "): ranks named only there are not counted")
 		return

@@ -81,10 +81,17 @@ func newWorld(s *spec.Spec) *world {
 // construct}.json for every dumped step and dir/synth_truth.json, and the
 // sidecar records side asks for. It returns the truth.
 func Generate(sp spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) {
+	return GenerateContext(context.Background(), sp, dir, side)
+}
+
+// GenerateContext is Generate stopped when ctx is done. When it fails or
+// is stopped, nothing it wrote under dir is left: a folder it made is
+// removed, and a folder that was there (empty) is emptied again.
+func GenerateContext(ctx context.Context, sp spec.Spec, dir string, side mw.Sidecars) (t *truth.Truth, err error) {
 	if err := side.Check(dir); err != nil {
 		return nil, err
 	}
-	sp, err := Fit(sp)
+	sp, err = Fit(sp)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +99,21 @@ func Generate(sp spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDir(dir); err != nil {
+	made, err := prepareDir(dir)
+	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			clearDir(dir, made)
+		}
+	}()
+	return generate(ctx, s, dir, side)
+}
+
+// generate writes the run of the normalized spec s.
+func generate(ctx context.Context, s *spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) {
+	var err error
 	w := newWorld(s)
 	if side.LogDir != "" || side.MonitorDir != "" {
 		if w.side, err = newSidecar(w, side); err != nil {
@@ -104,6 +123,9 @@ func Generate(sp spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) 
 	}
 	last := s.Steps[len(s.Steps)-1]
 	for step := 0; step <= last; step++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		dumped := slices.Contains(s.Steps, step)
 		if err := w.runStep(step, dumped, dir); err != nil {
 			return nil, err
@@ -140,20 +162,33 @@ func Generate(sp spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) 
 	return t, nil
 }
 
-func prepareDir(dir string) error {
+func prepareDir(dir string) (made bool, err error) {
 	ents, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("synth: create output directory: %w", err)
+			return false, fmt.Errorf("synth: create output directory: %w", err)
 		}
-		return nil
+		return true, nil
 	case err != nil:
-		return fmt.Errorf("synth: read output directory: %w", err)
+		return false, fmt.Errorf("synth: read output directory: %w", err)
 	case len(ents) > 0:
-		return fmt.Errorf("synth: output directory %s is not empty", dir)
+		return false, fmt.Errorf("synth: output directory %s is not empty", dir)
 	}
-	return nil
+	return false, nil
+}
+
+// clearDir removes what a failed run wrote: dir itself when it was made,
+// else what it holds.
+func clearDir(dir string, made bool) {
+	if made {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // runStep runs one step on every rank concurrently.
