@@ -196,7 +196,7 @@ func (l *Layout) discover(dir, mode string, depth int) error {
 		}
 	}
 	if len(odd) > 0 {
-		l.note(dir, "%s: ignored %s (msprobe names its folders stepN and rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
+		l.note(dir, "%s: ignored %s (msprobe names its folders stepN and rankN, N a number of at most nine digits, without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	switch {
 	case len(modes) > 0 && len(steps) == 0 && len(ranks) == 0:
@@ -259,7 +259,7 @@ func (l *Layout) addStep(mode string, step int, dir string) {
 		}
 	}
 	if len(odd) > 0 {
-		l.note(dir, "%s: ignored %s (msprobe names its rank folders rankN, N a number without sign or leading zero)", dir, strings.Join(odd, ", "))
+		l.note(dir, "%s: ignored %s (msprobe names its rank folders rankN, N a number of at most nine digits, without sign or leading zero)", dir, strings.Join(odd, ", "))
 	}
 	if len(ranks) == 0 && len(procs) == 1 {
 		ranks = procs
