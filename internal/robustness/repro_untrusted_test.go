@@ -100,10 +100,20 @@ func outsideSecret(t *testing.T, in string) string {
 	t.Helper()
 	dir := filepath.Join(filepath.Dir(in), "secret")
 	p := filepath.Join(dir, "x.pt")
-	writeFile(t, p, string(torchFile(tensorPickle, 12)))
+	want := string(torchFile(tensorPickle, 12))
+	writeFile(t, p, want)
 	if err := os.Chmod(p, 0o640); err != nil {
 		t.Fatal(err)
 	}
+	// it lies outside in, which the check of unchanged inputs covers: it
+	// is checked on its own once the case has run
+	t.Cleanup(func() {
+		b, err := os.ReadFile(p)
+		info, serr := os.Stat(p)
+		if err != nil || serr != nil || string(b) != want || info.Mode().Perm() != 0o640 {
+			t.Errorf("the file outside the dump changed: %v, %v, mode %v", err, serr, info.Mode())
+		}
+	})
 	return dir
 }
 
@@ -306,6 +316,7 @@ func reproUntrustedCases() []adversarialCase {
 			}),
 		midCopy("repro-sigterm-mid-copy", "SIGTERM", syscall.SIGTERM),
 		midCopy("repro-sighup-mid-copy", "SIGHUP", syscall.SIGHUP),
+		midCopy("repro-sigint-mid-copy", "SIGINT", syscall.SIGINT),
 	}
 }
 
