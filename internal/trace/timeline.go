@@ -93,6 +93,9 @@ type timelineWalk struct {
 	after   int // calls read after the root op
 	events  []*event
 	hidden  hiddenWatch // a forward NaN that a later call hid
+	// at reads the calls the timeline shows again with their details: the
+	// walk reads the up to 50,000 calls after the root op without them
+	at *entryat.Reader
 }
 
 // readTimeline walks the rank's dump.json once: the timeline's calls, and
@@ -108,7 +111,8 @@ func readTimeline(ctx context.Context, tl *verdict.Timeline, hid *hiddenFound, f
 	w.gotNaN = !w.wantNaN
 	sc := newScanner(policy.Default(), nil)
 	s := newRankScan(rd)
-	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{Details: true, WindowSize: timelineRead, Indent: indent,
+	w.at = entryat.New(dump.ReaderOptions{Details: true})
+	r := dump.NewReader(&ctxReader{ctx: ctx, r: f}, dump.ReaderOptions{WindowSize: timelineRead, Indent: indent,
 		Select: func(name string, _ int64) bool {
 			return w.hidden.on || (!w.done && (w.found || name == o.Op)) || (!w.found && name == w.hidden.forward)
 		}})
@@ -247,6 +251,11 @@ func (w *timelineWalk) cleanBefore() {
 // add appends a call to the timeline, and the event that places it in
 // its phase.
 func (w *timelineWalk) add(e *dump.Entry, n dump.Name, role string) {
+	if full, err := w.at.Read(w.f, e.Offset, e.End); err == nil {
+		// the same call with its details (values, dtypes, shapes)
+		full.Index, full.Recompute = e.Index, e.Recompute
+		e = full
+	}
 	c, ev := callOf(e, n, role)
 	w.tl.Calls = append(w.tl.Calls, c)
 	w.events = append(w.events, ev)
