@@ -66,12 +66,7 @@ var groupPieces = []string{
 func TestGroupRanksLikeOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := range 3000 {
-		var sb strings.Builder
-		for range rng.IntN(40) {
-			sb.WriteString(groupPieces[rng.IntN(len(groupPieces))])
-			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
-		}
-		doc := sb.String()
+		doc := randomPieces(rng, groupPieces, 40)
 		before := int64(len(doc))
 		if rng.IntN(3) == 0 {
 			before = rng.Int64N(int64(len(doc)) + 1)
@@ -107,13 +102,7 @@ func TestPrefilterGroupsLikeOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	pieces := append(slices.Clone(groupPieces), `"Max": NaN`)
 	for trial := range 500 {
-		var sb strings.Builder
-		sb.WriteString("{")
-		for range rng.IntN(400) {
-			sb.WriteString(pieces[rng.IntN(len(pieces))])
-			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
-		}
-		doc := sb.String()
+		doc := "{" + randomPieces(rng, pieces, 400)
 		want, wantCut := groupOracle(doc, int64(len(doc)))
 		p := NewPrefilter(1+rng.IntN(2000), 0, SearchRules{})
 		scan := p.Scan
@@ -141,13 +130,7 @@ func TestFollowGroupsLikeOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	pieces := append(slices.Clone(groupPieces), `"Max": NaN`)
 	for trial := range 500 {
-		var sb strings.Builder
-		sb.WriteString("{")
-		for range rng.IntN(400) {
-			sb.WriteString(pieces[rng.IntN(len(pieces))])
-			sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
-		}
-		doc := sb.String()
+		doc := "{" + randomPieces(rng, pieces, 400)
 		want, _ := groupOracle(doc, int64(len(doc)))
 		p := NewPrefilter(1+rng.IntN(2000), 0, SearchRules{})
 		h, err := p.ScanUntilSevere(strings.NewReader(doc))
@@ -171,4 +154,15 @@ func TestFollowGroupsLikeOracle(t *testing.T) {
 			t.Fatalf("trial %d (partial %v, followed to %d): got %v, want %v\n%q", trial, h.Partial, upTo, got, want, doc)
 		}
 	}
+}
+
+// randomPieces is up to most of the pieces in a random order, each
+// followed by up to 69 spaces.
+func randomPieces(rng *rand.Rand, pieces []string, most int) string {
+	var sb strings.Builder
+	for range rng.IntN(most) {
+		sb.WriteString(pieces[rng.IntN(len(pieces))])
+		sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
+	}
+	return sb.String()
 }
