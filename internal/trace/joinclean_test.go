@@ -351,3 +351,34 @@ func TestPlaceRanks(t *testing.T) {
 		}
 	}
 }
+
+// The highest rank of a tensor-parallel run has no folder at any step, and
+// only the process groups of the other ranks name it (the files the byte
+// search clears among them): it is not dumped in one place, and in a join
+// of node summaries, which keep of those lists only what the job's ranks
+// need.
+func TestJoinMatchesOnePlaceHighestRankNamedByGroups(t *testing.T) {
+	for _, run := range []struct {
+		name  string
+		fault *synth.Fault
+	}{{"clean", nil}, {"nan", &synth.Fault{Kind: synth.LogNegative, Step: 2, Ranks: []int{1}}}} {
+		t.Run(run.name, func(t *testing.T) {
+			spec := synth.Spec{Name: "tp", Ranks: 4, TP: 2, Steps: []int{0, 1, 2, 3}, Model: synth.TensorParallel, Level: "L1", Fault: run.fault, Seed: 5}
+			dir := filepath.Join(t.TempDir(), "dump")
+			if _, err := synth.Generate(spec, dir); err != nil {
+				t.Fatal(err)
+			}
+			for step := range 4 {
+				removeAll(t, rankDir(dir, step, 3))
+			}
+			want, err := Run(context.Background(), Options{Path: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(want.NotDumped, []int{3}) {
+				t.Fatalf("not dumped %v in one place, want [3]", want.NotDumped)
+			}
+			checkJoin(t, dir, 2, 7)
+		})
+	}
+}

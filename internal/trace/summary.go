@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -332,6 +333,9 @@ func (sm *summarizer) step(dirs, next []dump.RankDir) (bool, error) {
 			}
 		}
 		rec := s.toRecord(sm.rel)
+		if sm.opt.Ranks == nil {
+			rec.Groups = namedInBrief(rec.Groups)
+		}
 		if err := sm.enc.Encode(summaryLine{Record: &rec}); err != nil {
 			return false, err
 		}
@@ -404,4 +408,26 @@ func measure(s *rankScan) {
 		}
 	}
 	s.det.Sizes = sizes
+}
+
+// namedInBrief keeps, of the ranks a record's group_ranks lists name
+// (namedKey), those the job's ranks need when no ranks are selected: below
+// the highest of them every rank is one of the job's anyway (README 9), so
+// the highest, and those the fill does not reach (negative, or at or past
+// maxFilledRank). A 1,024-rank run's DP group would otherwise add some
+// 600 bytes to every record. The map is copied: the scan keeps its own.
+func namedInBrief(groups map[string][]int) map[string][]int {
+	named, ok := groups[namedKey]
+	if !ok || len(named) < 2 {
+		return groups
+	}
+	var keep []int
+	for _, r := range named[:len(named)-1] { // ascending: the last is the highest
+		if r < 0 || r >= maxFilledRank {
+			keep = append(keep, r)
+		}
+	}
+	out := maps.Clone(groups)
+	out[namedKey] = append(keep, named[len(named)-1])
+	return out
 }
