@@ -50,6 +50,9 @@ type measureSearch struct {
 	member []byte // a member of the document after an object: "},\n", N spaces, '"'
 	close  []byte // the one that closes "data": "\n", N spaces, '}'
 	back   int    // how far a window reads past its end: the longest pattern
+	// anchor is, for each op, the place of its byte that is rarest in the
+	// document's first bytes: the search looks for that byte first
+	anchor []int
 }
 
 // measureWindow is how much of the document one read brings.
@@ -120,6 +123,7 @@ func (m *measureSearch) shape() (int64, error) {
 	for _, op := range m.ops {
 		m.back = max(m.back, len(op))
 	}
+	m.anchor = rarestBytes(head, m.ops)
 	open := "\n" + strings.Repeat(" ", m.indent) + `"data": {` + "\n"
 	i := bytes.Index(head, []byte(open))
 	if i < 0 {
@@ -190,12 +194,12 @@ func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]
 	if bytes.IndexByte(b[lo:hi], '\\') >= 0 || bytes.Contains(b[lo:min(len(b), hi+len(member)-1)], member) {
 		return starts, errNotThatShape
 	}
-	for _, op := range m.ops {
+	for n, op := range m.ops {
 		if op == "" {
 			continue
 		}
 		for k := lo; k < hi; {
-			i := bytes.Index(b[k:min(len(b), hi+len(op)-1)], []byte(op))
+			i := indexByAnchor(b[k:min(len(b), hi+len(op)-1)], op, m.anchor[n])
 			if i < 0 {
 				break
 			}
@@ -237,4 +241,39 @@ func readAt(ra io.ReaderAt, buf *[]byte, from, to int64) ([]byte, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return nil, fmt.Errorf("offset %d: %w", from+int64(got), err)
+}
+
+// rarestBytes is, for each op, the place of its byte that the sample holds
+// least often (the first such place).
+func rarestBytes(sample []byte, ops []string) []int {
+	var count [256]int
+	for _, c := range sample {
+		count[c]++
+	}
+	out := make([]int, len(ops))
+	for n, op := range ops {
+		for j := 1; j < len(op); j++ {
+			if count[op[j]] < count[op[out[n]]] {
+				out[n] = j
+			}
+		}
+	}
+	return out
+}
+
+// indexByAnchor is bytes.Index(b, op), looking for op's byte at place
+// anchor first: the first occurrence, -1 if none.
+func indexByAnchor(b []byte, op string, anchor int) int {
+	c := op[anchor]
+	for k := anchor; k < len(b); k++ {
+		i := bytes.IndexByte(b[k:], c)
+		if i < 0 {
+			return -1
+		}
+		k += i
+		if start := k - anchor; start+len(op) <= len(b) && string(b[start:start+len(op)]) == op {
+			return start
+		}
+	}
+	return -1
 }

@@ -33,3 +33,25 @@ func TestWindowedReaderAtLikeSource(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexByAnchorLikeIndex holds the search by an op's rarest byte to
+// bytes.Index, whichever byte of the op is the anchor.
+func TestIndexByAnchorLikeIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("Toech.xp\n \"a")
+	for range 3000 {
+		b := make([]byte, rng.IntN(200))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		op := string(alphabet[rng.IntN(len(alphabet))]) + string(alphabet[rng.IntN(len(alphabet))])
+		if rng.IntN(2) == 0 {
+			op = "Torch.exp"[:1+rng.IntN(9)]
+		}
+		for anchor := range len(op) {
+			if got, want := indexByAnchor(b, op, anchor), bytes.Index(b, []byte(op)); got != want {
+				t.Fatalf("indexByAnchor(%q, %q, %d) = %d, want %d", b, op, anchor, got, want)
+			}
+		}
+	}
+}
