@@ -18,13 +18,15 @@ var groupKey = []byte(`"group_ranks"`)
 const groupTail = 9
 
 // Bounds of what GroupRanks keeps: at most maxGroupLists distinct lists
-// holding at most maxGroupRanks ranks in all, and a list cut by a window's
-// end carried over while it is shorter than maxPendingList. Past them the
+// holding at most maxGroupRanks ranks and maxGroupBytes of text in all
+// (about 6 MiB at most), and a list cut by a window's end carried over
+// while it is shorter than maxPendingList. Past them the
 // lists are cut (GroupRanks.Cut).
 const (
 	maxGroupLists  = 1024
-	maxGroupRanks  = 1 << 20
-	maxPendingList = 8 << 20
+	maxGroupRanks  = 1 << 18
+	maxGroupBytes  = 4 << 20 // of the distinct lists' text, kept to tell them apart
+	maxPendingList = 4 << 20
 	// maxListRanks is how many numbers of one list count, as package dump's
 	// Reader reads a group's ranks.
 	maxListRanks = 1 << 16
@@ -40,6 +42,7 @@ type GroupRanks struct {
 	lists []groupList
 	index map[string]int // a list's bytes: its place in lists
 	total int            // ranks in lists
+	text  int            // bytes of the keys of index
 	Cut   bool
 
 	pending   []byte // the bytes after a key whose list the window cut, while open
@@ -57,7 +60,7 @@ type groupList struct {
 
 // Reset empties the set for a new document.
 func (g *GroupRanks) Reset() {
-	g.lists, g.total, g.Cut = g.lists[:0], 0, false
+	g.lists, g.total, g.text, g.Cut = g.lists[:0], 0, 0, false
 	clear(g.index)
 	g.pending, g.open, g.last = g.pending[:0], false, g.last[:0]
 }
@@ -253,7 +256,7 @@ func (g *GroupRanks) read(v []byte, at int64) {
 	if !ok {
 		return // names no rank
 	}
-	if len(g.lists) >= maxGroupLists || g.total+len(ranks) > maxGroupRanks {
+	if len(g.lists) >= maxGroupLists || g.total+len(ranks) > maxGroupRanks || g.text+len(v) > maxGroupBytes {
 		g.Cut = true
 		return
 	}
@@ -262,7 +265,7 @@ func (g *GroupRanks) read(v []byte, at int64) {
 	}
 	g.index[string(v)] = len(g.lists)
 	g.lists = append(g.lists, groupList{at: at, ranks: ranks})
-	g.total += len(ranks)
+	g.total, g.text = g.total+len(ranks), g.text+len(v)
 }
 
 // listRanks reads the ranks of a list, v from its '[' to its ']'; false

@@ -113,6 +113,16 @@ func nameCases() []adversarialCase {
 			exit: exitAnomaly, message: `"total_ranks": 131072`, maxTime: 2 * time.Second, maxRSSMiB: 64,
 		},
 		{
+			class: "untrusted input", name: "group-lists-past-bounds",
+			input:  "two clean rank files whose 1,100 collectives each name a process group of their own (1,100 distinct group_ranks lists)",
+			answer: "the first 1,024 lists count, the bound is a warning naming the files; exit 0, ranks the lists name reported not dumped",
+			setup: func(t *testing.T, in, out string) []string {
+				manyGroupsDump(t, in, 1100)
+				return []string{"trace", in}
+			},
+			exit: exitClean, message: `process group lists past the bounds of the byte search`, maxTime: 10 * time.Second, maxRSSMiB: 64,
+		},
+		{
 			class: "untrusted input", name: "name-terminal-escapes",
 			input:  "an op name holding ESC]0;… (retitle), ESC[2J (clear) and CR",
 			answer: "the name is printed with the escapes written out",
@@ -173,6 +183,32 @@ func allReduceDump(t *testing.T, in string) {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// manyGroupsDump writes a clean step of two ranks whose n all_reduce calls
+// each name a process group of their own, laid out as json.dump(indent=1)
+// writes.
+func manyGroupsDump(t *testing.T, in string, n int) {
+	t.Helper()
+	for rank := range 2 {
+		var b strings.Builder
+		b.WriteString("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": null,\n \"data\": {")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			group := fmt.Sprintf(`{"type": "torch.ProcessGroup", "group_ranks": [%d, %d], "group_id": "g%d"}`, i%2, 2+i, i)
+			fmt.Fprintf(&b, "\n  \"Distributed.all_reduce.%d.forward\": {\"input_args\": [%s], \"input_kwargs\": {\"group\": %s}, \"output\": [%s, %s]}", i, cleanTensor, group, cleanTensor, group)
+		}
+		b.WriteString("\n }\n}")
+		dir := filepath.Join(in, "step0", fmt.Sprintf("rank%d", rank))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

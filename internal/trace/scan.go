@@ -354,7 +354,7 @@ func (s *rankScan) nameGroupRanks(hits *bytesearch.Hits) {
 		before = s.wholeTo
 	}
 	if hits.Groups.Cut && s.damage == nil {
-		s.noteInexact("process group lists past the bounds of the byte search (more than 1,024 distinct lists or 1,048,576 ranks in them): ranks named only there are not counted")
+		s.noteInexact("process group lists past the bounds of the byte search (more than 1,024 distinct lists, 262,144 ranks or 4 MiB of text in them): ranks named only there are not counted")
 	}
 	if ranks := hits.Groups.Ranks(nil, before); len(ranks) > 0 {
 		s.groups[namedKey] = ranks
