@@ -14,15 +14,22 @@ import (
 // list of numbers, blanks and commas up to its ']'; the whole numbers of
 // each (at most maxListRanks a list) whose key lies before the offset
 // before. A list holding anything else, or that no ']' closes, names no
-// rank.
+// rank, and a key before a list's first ']' is not read (in a document
+// msprobe writes no list of ranks holds a key).
 func groupOracle(doc string, before int64) (ranks []int, cut bool) {
 	keys := regexp.MustCompile(`"group_ranks"[ \t\r\n]*:[ \t\r\n]*\[`)
-	for _, m := range keys.FindAllStringIndex(doc, -1) {
-		end := strings.IndexByte(doc[m[1]:], ']')
-		if end < 0 || strings.ContainsAny(doc[m[1]:m[1]+end], "[{\"") {
-			continue
+	for pos := 0; ; {
+		m := keys.FindStringIndex(doc[pos:])
+		if m == nil {
+			break
 		}
-		if int64(m[0]) >= before {
+		m[0], m[1] = m[0]+pos, m[1]+pos
+		end := strings.IndexByte(doc[m[1]:], ']')
+		if end < 0 {
+			break
+		}
+		pos = m[1] + end + 1 // a key before the list's first ']' is not read
+		if strings.ContainsAny(doc[m[1]:m[1]+end], "[{\"") || int64(m[0]) >= before {
 			continue
 		}
 		n := 0
@@ -165,4 +172,22 @@ func randomPieces(rng *rand.Rand, pieces []string, most int) string {
 		sb.WriteString(strings.Repeat(" ", rng.IntN(70)))
 	}
 	return sb.String()
+}
+
+// FuzzGroupRanks holds the windowed search of the lists, vector and byte
+// by byte, to the plain rule on any bytes and window size.
+func FuzzGroupRanks(f *testing.F) {
+	for _, p := range groupPieces {
+		f.Add([]byte(p), uint16(7))
+	}
+	f.Add([]byte("\"group_ranks\": [0, 1]  \"group_ranks\":\n[\n 2,\n 3\n]"), uint16(5))
+	f.Fuzz(func(t *testing.T, doc []byte, window uint16) {
+		want, wantCut := groupOracle(string(doc), int64(len(doc)))
+		for _, vector := range []bool{true, false} {
+			g := groupsOf(doc, 1+int(window%512), carryLen, vector)
+			if got := g.Ranks(nil, int64(len(doc))); !slices.Equal(got, want) || g.Cut != wantCut {
+				t.Fatalf("window %d, vector %v: got %v cut %v, want %v cut %v", 1+window%512, vector, got, g.Cut, want, wantCut)
+			}
+		}
+	})
 }
