@@ -20,8 +20,8 @@ const groupTail = 9
 // Bounds of what GroupRanks keeps: at most maxGroupLists distinct lists
 // holding at most maxGroupRanks ranks and maxGroupBytes of text in all
 // (about 6 MiB at most), and a list cut by a window's end carried over
-// while it is shorter than maxPendingList. Past them the
-// lists are cut (GroupRanks.Cut).
+// while it is shorter than maxPendingList. Past them the lists are cut
+// (GroupRanks.Cut).
 const (
 	maxGroupLists  = 1024
 	maxGroupRanks  = 1 << 18
@@ -62,7 +62,7 @@ type groupList struct {
 func (g *GroupRanks) Reset() {
 	g.lists, g.total, g.text, g.Cut = g.lists[:0], 0, 0, false
 	clear(g.index)
-	g.pending, g.open, g.last = g.pending[:0], false, g.last[:0]
+	g.pending, g.open, g.last, g.lastFound = g.pending[:0], false, g.last[:0], false
 }
 
 // Ranks appends to dst the ranks of the lists whose key first lies before
@@ -124,15 +124,15 @@ func (g *GroupRanks) resume(b []byte, carry int, final bool) int {
 	nw := b[carry:]
 	start, more := listStart(g.pending)
 	if more {
-		// the value starts in the new bytes: look at both together
-		k := min(len(nw), 64)
-		start, more = listStart(append(g.pending[:len(g.pending):len(g.pending)], nw[:k]...))
-		if more && k == len(nw) {
+		// the value starts in the new bytes (pending holds only blanks and
+		// ':'): look at both together
+		start, more = listStart(append(g.pending[:len(g.pending):len(g.pending)], nw...))
+		if more {
 			g.carry(nw, final)
 			return len(b)
 		}
 	}
-	if start < 0 || more {
+	if start < 0 {
 		g.open, g.pending = false, g.pending[:0]
 		return carry // no list
 	}

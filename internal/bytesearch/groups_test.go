@@ -191,3 +191,14 @@ func FuzzGroupRanks(f *testing.F) {
 		}
 	})
 }
+
+// TestGroupRanksBlanksAcrossWindows: a key whose ':' and '[' come after
+// more blanks than a window holds is still read.
+func TestGroupRanksBlanksAcrossWindows(t *testing.T) {
+	doc := []byte(`"group_ranks"` + strings.Repeat(" ", 300) + ":" + strings.Repeat("\n", 300) + "[4, 5]")
+	for _, window := range []int{7, 64, 100, 1000} {
+		if got := groupsOf(doc, window, carryLen, true).Ranks(nil, int64(len(doc))); !slices.Equal(got, []int{4, 5}) {
+			t.Errorf("window %d: got %v, want [4 5]", window, got)
+		}
+	}
+}
