@@ -186,10 +186,11 @@ func exportSignalCase(name, input string, sig syscall.Signal) adversarialCase {
 func synthSignalCase(name string, sig syscall.Signal) adversarialCase {
 	return adversarialCase{
 		class: "writes", name: "synth-" + strings.ToLower(name),
-		input:  name + " to synth once the first dump.json of a 6-step, 8-rank run is written",
-		answer: "it stops at the end of the step, removes the folder it made; exit 2, \"interrupted\"",
+		input:  name + " to synth (with --log-dir and --monitor-dir) once the first dump.json of a 6-step, 8-rank run is written",
+		answer: "it stops at the end of the step, removes the folder it made and the training log and monitor files it wrote; exit 2, \"interrupted\"",
 		setup: func(t *testing.T, in, out string) []string {
-			return []string{"synth", "--world-size", "8", "--steps", "0-5", "--file-mb", "4", "--fault", "log-negative", "--fault-step", "4", "-o", "run"}
+			return []string{"synth", "--world-size", "8", "--steps", "0-5", "--file-mb", "4", "--fault", "log-negative", "--fault-step", "4", "-o", "run",
+				"--log-dir", "log", "--monitor-dir", "monitor"}
 		},
 		signal: sig, signalWhen: func(out string) bool {
 			m, _ := filepath.Glob(filepath.Join(out, "run", "step*", "rank*", "dump.json"))
@@ -199,6 +200,14 @@ func synthSignalCase(name string, sig syscall.Signal) adversarialCase {
 		after: func(t *testing.T, out string) {
 			if _, err := os.Stat(filepath.Join(out, "run")); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a stopped synth left its folder: %v", err)
+			}
+			for _, side := range []string{"log", "monitor"} {
+				filepath.WalkDir(filepath.Join(out, side), func(p string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						t.Errorf("a stopped synth left %s", p)
+					}
+					return nil
+				})
 			}
 		},
 	}

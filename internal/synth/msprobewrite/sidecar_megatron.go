@@ -16,6 +16,7 @@ import (
 // TrainLog writes train.log, the iteration lines Megatron-LM's
 // training_log prints on the last rank (log_interval 1).
 type TrainLog struct {
+	path    string // the file, which NewTrainLog created
 	f       *os.File
 	b       *bufio.Writer
 	last    []bool // ranks on the last pipeline stage
@@ -34,11 +35,12 @@ func NewTrainLog(dir string, s *spec.Spec, last []bool, lr float64, nanLoss bool
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("synth: create log folder: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "train.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	path := filepath.Join(dir, "train.log")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("synth: create training log: %w", err)
 	}
-	l := &TrainLog{f: f, b: bufio.NewWriterSize(f, 64<<10), clock: epoch,
+	l := &TrainLog{path: path, f: f, b: bufio.NewWriterSize(f, 64<<10), clock: epoch,
 		iters: s.Steps[len(s.Steps)-1] + 1, lr: lr, last: last, nanLoss: nanLoss}
 	dp := s.Ranks / (s.TP * s.PP)
 	l.batch = s.Batch * s.MicroBatches * dp
@@ -137,6 +139,12 @@ func (l *TrainLog) Iteration(step int, ms float64, ranks []StepTally) error {
 		return fmt.Errorf("synth: write training log: %w", err)
 	}
 	return nil
+}
+
+// Remove closes the log and deletes it.
+func (l *TrainLog) Remove() {
+	l.Close()
+	os.Remove(l.path)
 }
 
 // close writes the closing line and closes the file; later calls do

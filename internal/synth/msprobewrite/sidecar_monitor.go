@@ -82,6 +82,9 @@ func NewMonitors(root string, ranks int, seed int64, ops []string) ([]*Monitor, 
 	return out, nil
 }
 
+// Remove deletes the rank's monitor folder and what it holds.
+func (m *Monitor) Remove() { os.RemoveAll(m.dir) }
+
 // Actv writes the rows of one module call: its tensor inputs, then its
 // tensor outputs. A tuple of several gets _<i> suffixes (inputs indexed
 // by position, outputs among the tensors), as TrainerMon names them.

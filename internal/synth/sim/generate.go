@@ -111,15 +111,20 @@ func GenerateContext(ctx context.Context, sp spec.Spec, dir string, side mw.Side
 	return generate(ctx, s, dir, side)
 }
 
-// generate writes the run of the normalized spec s.
-func generate(ctx context.Context, s *spec.Spec, dir string, side mw.Sidecars) (*truth.Truth, error) {
-	var err error
+// generate writes the run of the normalized spec s. When it fails, the
+// sidecar files it made are removed (the dump folder is its caller's).
+func generate(ctx context.Context, s *spec.Spec, dir string, side mw.Sidecars) (t *truth.Truth, err error) {
 	w := newWorld(s)
 	if side.LogDir != "" || side.MonitorDir != "" {
 		if w.side, err = newSidecar(w, side); err != nil {
 			return nil, err
 		}
-		defer w.side.close()
+		defer func() {
+			w.side.close()
+			if err != nil {
+				w.side.remove()
+			}
+		}()
 	}
 	last := s.Steps[len(s.Steps)-1]
 	for step := 0; step <= last; step++ {
@@ -144,7 +149,7 @@ func generate(ctx context.Context, s *spec.Spec, dir string, side mw.Sidecars) (
 	for i, st := range w.ranks {
 		runs[i] = truth.RankRun{Rank: st.rank, Births: st.births, LossBad: st.lossBad}
 	}
-	t := w.walk.Truth(runs)
+	t = w.walk.Truth(runs)
 	rankDir := func(rank int) string { return w.ranks[rank].dirName }
 	if err := mw.ApplyDamage(dir, w.spec.Damage, rankDir, w.walk.Cuts()); err != nil {
 		return nil, err

@@ -242,6 +242,18 @@ func (sc *sidecar) flushMonitor() error {
 }
 
 // close finishes the outputs; it returns the first error.
+// remove deletes what the sidecar wrote: the training log and the
+// monitor's rank folders (each of them made by it: the log is created
+// exclusively, the folders one by one).
+func (sc *sidecar) remove() {
+	if sc.log != nil {
+		sc.log.Remove()
+	}
+	for _, m := range sc.mon {
+		m.Remove()
+	}
+}
+
 func (sc *sidecar) close() error {
 	if sc == nil || sc.log == nil {
 		return nil
