@@ -50,10 +50,12 @@ type recordSet struct {
 	dirs     []dump.RankDir
 	warnings []string // about the summaries themselves
 	notes    []dumplayout.Note
-	lower    []string         // reasons that lower the confidence
-	known    []int            // ranks of the job that no summary holds (a missing node)
-	details  bool             // some summary holds details
-	groups   map[string][]int // process groups by key, shared by the scans of every step
+	lower    []string // reasons that lower the confidence
+	known    []int    // ranks of the job that no summary holds (a missing node)
+	details  bool     // some summary holds details
+	// namedBrief: some summary keeps the ranks process groups name in brief
+	namedBrief bool
+	groups     map[string][]int // process groups by key, shared by the scans of every step
 	// nodeRanks are the ranks each node index holds, by the summaries
 	// that name their node; unheaded counts the summaries damaged
 	// before their header (whose node and ranks are unknown)
@@ -143,6 +145,7 @@ func loadSummaries(files []string, rules []policy.Rule) (*recordSet, error) {
 			rs.close()
 			return nil, fmt.Errorf("%s was made with other rules than %s (fingerprints %q and %q): summarise every node with the same --rules", file, first, h.Rules, rs.rules)
 		}
+		rs.namedBrief = rs.namedBrief || h.NamedBrief
 		if h.Node.Index >= 0 {
 			rs.present[h.Node.Index] = true
 			count = max(count, h.Node.Count)

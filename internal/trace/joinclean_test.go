@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -380,5 +381,31 @@ func TestJoinMatchesOnePlaceHighestRankNamedByGroups(t *testing.T) {
 			}
 			checkJoin(t, dir, 2, 7)
 		})
+	}
+}
+
+// A join asked about some ranks, of summaries that keep the ranks process
+// groups name in brief, says that it cannot tell every rank not dumped
+// among them, and the origin's confidence drops.
+func TestJoinWithRanksOfBriefSummariesWarns(t *testing.T) {
+	spec := synth.Spec{Name: "tp", Ranks: 4, TP: 2, Steps: []int{0, 1, 2, 3}, Model: synth.TensorParallel, Level: "L1",
+		Fault: &synth.Fault{Kind: synth.LogNegative, Step: 2, Ranks: []int{1}}, Seed: 5}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if _, err := synth.Generate(spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	files := summariseNodes(t, splitNodes(t, dir, 2, rand.New(rand.NewSource(3))), false)
+	for _, ranks := range []map[int]bool{nil, {0: true, 1: true}} {
+		v, err := Run(context.Background(), Options{Summaries: files, Ranks: ranks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(v.Warnings, func(w verdict.Warning) bool { return strings.Contains(w.Message, "only the highest") })
+		if warned != (ranks != nil) {
+			t.Errorf("ranks %v: warned %v", ranks, warned)
+		}
+		if ranks != nil && (v.Origin == nil || v.Origin.Confidence == "high") {
+			t.Errorf("ranks %v: origin %+v, want one of confidence medium or low", ranks, v.Origin)
+		}
 	}
 }

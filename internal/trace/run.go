@@ -71,6 +71,10 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 			return nil, err
 		}
 		defer rs.close()
+		if opt.Ranks != nil && rs.namedBrief {
+			why := "the summaries keep of the ranks a process group names only the highest (they were made without --ranks): with --ranks, a rank asked about that only a process group names may be missing from the ranks not dumped"
+			rs.warnings, rs.lower = append(rs.warnings, why), append(rs.lower, why)
+		}
 		layout = &dump.Layout{Root: rs.root, Dirs: rs.dirs}
 		layout.Warnings = append(dumplayout.SortNotes(rs.notes, func(d string) string { return d }), dumplayout.Gaps(rs.dirs)...)
 		layout.Warnings = append(layout.Warnings, rs.warnings...)

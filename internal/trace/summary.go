@@ -109,6 +109,10 @@ type summaryHeader struct {
 	Steps    []int         `json:"steps"`           // the steps asked for (nil all)
 	Dirs     []summaryDir  `json:"dirs"`            // every rank folder present
 	Notes    []summaryNote `json:"notes,omitempty"` // what is odd about the node's folders; Dir relative to the root
+	// NamedBrief: the records keep of the ranks their group_ranks lists
+	// name only what the job's ranks need without a rank selection
+	// (namedInBrief)
+	NamedBrief bool `json:"named_brief,omitempty"`
 }
 
 // summaryNote is a dumplayout.Note as a header holds it, its folder byte for
@@ -252,7 +256,7 @@ func newSummarizer(ctx context.Context, opt SummaryOptions, w io.Writer) (*summa
 // header is the summary's first line.
 func (sm *summarizer) header(root string) *summaryHeader {
 	opt := sm.opt
-	h := &summaryHeader{Schema: SummarySchema, Run: fsjson.String(opt.Run), DumpPath: fsjson.String(root), Node: opt.Node, Job: opt.Job,
+	h := &summaryHeader{NamedBrief: opt.Ranks == nil, Schema: SummarySchema, Run: fsjson.String(opt.Run), DumpPath: fsjson.String(root), Node: opt.Node, Job: opt.Job,
 		Rules: RulesFingerprint(opt.Rules), Details: !opt.UntilFirst, Steps: sortedKeys(opt.Steps), Dirs: []summaryDir{}}
 	for _, n := range sm.layout.Notes {
 		h.Notes = append(h.Notes, summaryNote{Dir: fsjson.String(sm.rel(n.Dir)), Text: n.Text})
