@@ -255,7 +255,7 @@ func watchedValues(ctx context.Context, file string, m *policy.Matcher) ([]ahead
 // aheadEdge the bytes at each edge of a window that the next or the
 // previous window judges (each find needs fewer bytes of context).
 const (
-	aheadWindow = 1 << 20
+	aheadWindow = 256 << 10
 	aheadEdge   = 256
 )
 
@@ -335,7 +335,8 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 				continue
 			}
 			// only the bytes after the last find looked at are searched
-			from := max(0, int(seen-base))
+			// (and a line that may end there)
+			from := max(0, int(seen-base)-len(entryLine)+1)
 			if i := lastIndex(buf[from:o], entryLine); i >= 0 {
 				entry = base + int64(from+i+len(entryLine)-1)
 			}
@@ -352,11 +353,14 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 			if at <= handled {
 				continue
 			}
-			handled = at
 			if rel := int(at - base); rel >= 0 && closeLine != nil {
 				if !holdsNumber[at] && expUnwatched(buf[rel:min(n, rel+expLook)]) {
-					continue // a call of the exp family whose input is far from its limit
+					// a call of the exp family whose input is far from its
+					// limit: not handled, so that a large number found in it
+					// later (in the next window) still brings it
+					continue
 				}
+				handled = at
 				if c := bytes.Index(buf[rel:n], closeLine); c >= 0 {
 					raw := buf[rel : rel+c+len(closeLine)]
 					if err := parse(at, raw); err != nil {
@@ -365,11 +369,20 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 					continue
 				}
 			}
+			handled = at
 			starts = append(starts, at)
 		}
 		if end {
 			size = base + int64(n)
 			break
+		}
+		// the entry lines after the last number looked at: a number in
+		// the next window may lie in their entry
+		if from := max(0, int(seen-base)-len(entryLine)+1); from < hi {
+			if i := lastIndex(buf[from:hi], entryLine); i >= 0 {
+				entry = base + int64(from+i+len(entryLine)-1)
+			}
+			seen = base + int64(hi)
 		}
 		kept = 2 * aheadEdge
 		copy(buf, buf[n-kept:n])
