@@ -124,7 +124,8 @@ type UnreadRanks struct {
 	// this one), "step folder unreadable" (the step folder could not be
 	// listed), "unreadable" (missing, not a file, garbage or cut before
 	// its first entry, no entries) or "damaged" (broke after some entries,
-	// which were used), or, in a watch, "never finished"; in a verdict
+	// which were used), or, in a watch, "never finished" (and, in its
+	// stopped event, "not checked": interrupted first); in a verdict
 	// joined from node summaries also "no summary" (a rank of a node that
 	// sent none) and "not summarised" (its node's summary lists it but
 	// holds no record of it: cut short, or its node stopped before it).

@@ -113,7 +113,8 @@ whole, 1 an anomaly was found (in the dump, or by the log or the monitor
 alone; whatever failed after the alarm is named on stderr), 2 unusable
 input or bad usage, 3 stopped without an anomaly but some expected
 rank-step could not be read whole (the steps were printed as incomplete or
-could not be read).`,
+could not be read), or the watch was interrupted before it checked every
+step the folder holds (the last line names them).`,
 		Example: `  nanhunt watch ./dump_path --exit-on-anomaly
   nanhunt watch ./dump_path -o alarms --on-anomaly 'scancel $SLURM_JOB_ID'
   nanhunt watch ./dump_path --log train.log --monitor ./monitor_output --state watch.json

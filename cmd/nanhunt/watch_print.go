@@ -130,7 +130,7 @@ func (p *watchPrinter) event(e nanhunt.WatchEvent) {
 		text = "stopped: " + map[string]string{"idle": "the folder stopped changing", "until-step": "--until-step reached",
 			"interrupted": "interrupted", "anomaly": "the alarm"}[e.Reason]
 		if !e.Complete && !p.alarmed {
-			text += fmt.Sprintf("\nno NaN or Inf in what could be read, but %s could not be read whole: not a clean run (exit status 3)", ranklist.UnreadWords(e.Unread))
+			text += "\n" + incompleteWords(e.Unread)
 		}
 	}
 	if p.f.format == "jsonl" {
@@ -371,4 +371,26 @@ func lowerPriority(nice int) {
 
 func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	return exec.CommandContext(ctx, "/bin/sh", "-c", command)
+}
+
+// incompleteWords is the last line of a watch that stopped without an
+// alarm, not complete: the rank-steps it could not read whole, and the
+// steps it was stopped before it checked.
+func incompleteWords(rows []verdict.UnreadRanks) string {
+	var unread, unchecked []verdict.UnreadRanks
+	for _, u := range rows {
+		if u.Reason == watch.ReasonNotChecked {
+			unchecked = append(unchecked, u)
+		} else {
+			unread = append(unread, u)
+		}
+	}
+	var parts []string
+	if len(unread) > 0 {
+		parts = append(parts, ranklist.UnreadWords(unread)+" could not be read whole")
+	}
+	if len(unchecked) > 0 {
+		parts = append(parts, "the watch stopped before it checked "+ranklist.UnreadWords(unchecked))
+	}
+	return "no NaN or Inf in what could be read, but " + strings.Join(parts, ", and ") + ": not a clean run (exit status 3)"
 }

@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -318,6 +319,28 @@ func watchSignalCases() []adversarialCase {
 		clean(syscall.SIGTERM, "SIGTERM"),
 		clean(syscall.SIGINT, "SIGINT"),
 		clean(syscall.SIGHUP, "SIGHUP"),
+		{
+			class: "untrusted input", name: "watch-sigint-behind",
+			input:  "SIGINT to nanhunt watch --state once it has checked steps 0-3 of a clean dump, while step 4 is begun (its two rank folders hold no dump.json yet, --rank-timeout 1h)",
+			answer: "\"stopped: interrupted\", then that the watch stopped before it checked step 4 (ranks 0,1): no clean bill, exit 3; the state is whole (next_step 4)",
+			setup: func(t *testing.T, in, out string) []string {
+				fourCleanSteps(t, in)
+				for r := range 2 {
+					if err := os.MkdirAll(filepath.Join(in, "step4", fmt.Sprintf("rank%d", r)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return endlessWatch(in, out, "--rank-timeout", "1h")
+			},
+			signal: syscall.SIGINT, signalWhen: func(out string) bool { return stateAt(out, 4) },
+			exit: exitIncomplete, maxTime: watchUntrustedBound, maxRSSMiB: watchUntrustedRSS,
+			message: `stopped: interrupted\nno NaN or Inf in what could be read, but the watch stopped before it checked step 4 \(ranks 0,1\): not a clean run \(exit status 3\)`,
+			after: func(t *testing.T, out string) {
+				stateWhole(t, out, 4)
+				noWatchLeftovers(t, out)
+				noAlarmsFolder(t, out)
+			},
+		},
 		{
 			class: "untrusted input", name: "watch-sigterm-suspect",
 			input:  "SIGTERM to nanhunt watch --on-anomaly while step 1 shows a NaN and the watch waits for step 2 to tell whether it lasts",

@@ -333,3 +333,43 @@ func TestRecoveredStepWithARankNotRead(t *testing.T) {
 		t.Errorf("alarm %v complete %v unread %+v, want none, false, %+v", res.Alarm != nil, res.Complete, res.Unread, want)
 	}
 }
+
+// A watch interrupted before it checked every step the folder holds is no
+// clean bill: the steps it did not check are unread ("not checked", every
+// rank expected there), in the result and in its stopped event; with
+// UntilStep, only those up to it.
+func TestInterruptedBeforeEveryStepIsIncomplete(t *testing.T) {
+	dir := generate(t, "legit-masks") // steps 1 to 3, ranks 0 to 3
+	all := []int{0, 1, 2, 3}
+	for _, until := range []*int{nil, ptr(2)} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var events []Event
+		opt := fast
+		opt.Path, opt.IdleExit, opt.UntilStep = dir, 0, until
+		res, err := Run(ctx, opt, func(e Event) {
+			events = append(events, e)
+			if e.Kind == EventStep {
+				cancel() // after the first step checked
+			}
+		})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Alarm != nil || stepEvent(events, 1) == nil || stepEvent(events, 2) != nil {
+			t.Fatalf("until %v: alarm %v, events %+v: want step 1 checked, and no other", until, res.Alarm, events)
+		}
+		want := []verdict.UnreadRanks{{Step: 2, Ranks: all, Reason: ReasonNotChecked}}
+		if until == nil {
+			want = append(want, verdict.UnreadRanks{Step: 3, Ranks: all, Reason: ReasonNotChecked})
+		}
+		if res.Complete || !sameRows(res.Unread, want) {
+			t.Errorf("until %v: complete %v, unread %+v, want %+v", until, res.Complete, res.Unread, want)
+		}
+		if stop := kinds(events, EventStopped); len(stop) != 1 || stop[0].Reason != "interrupted" || stop[0].Complete || !sameRows(stop[0].Unread, want) {
+			t.Errorf("until %v: stopped %+v", until, stop)
+		}
+	}
+}
+
+func ptr(i int) *int { return &i }

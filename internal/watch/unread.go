@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/nanhunt/nanhunt/internal/ranklist"
@@ -12,6 +13,7 @@ import (
 // trace ("no folder", "unreadable", "damaged").
 const (
 	ReasonNeverFinished = "never finished" // the watch stopped waiting for the rank: RankTimeout, or the watch ended
+	ReasonNotChecked    = "not checked"    // the watch was interrupted before it checked the step
 	reasonNoFolder      = "no folder"
 	reasonUnreadable    = "unreadable"
 )
@@ -145,4 +147,38 @@ func pick(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// notChecked records, when a watch is interrupted, the steps of the folder
+// from the first it had not checked on (up to UntilStep) as not read
+// whole: each was begun, so its ranks are expected there, and a watch
+// stopped before it checked them is no clean bill for them (exit status
+// 3, not 0). A folder that cannot be listed any more leaves the first
+// step not checked unread.
+func (w *watcher) notChecked() {
+	if w.alarm != nil {
+		return
+	}
+	l, err := look(w.opt.Path, w.next, nil)
+	if err != nil {
+		if ranks := sortedRanks(w.ranks); len(ranks) > 0 {
+			w.unread = append(w.unread, verdict.UnreadRanks{Step: w.next, Ranks: ranks, Reason: ReasonNotChecked})
+		}
+		return
+	}
+	for _, s := range l.steps {
+		if w.opt.UntilStep != nil && s > *w.opt.UntilStep {
+			break
+		}
+		expected := maps.Clone(w.ranks)
+		for _, r := range l.ranks[s] {
+			if w.opt.Trace.Ranks == nil || w.opt.Trace.Ranks[r] {
+				expected[r] = true
+			}
+		}
+		if len(expected) == 0 {
+			continue // no rank known, and none in it: nothing expected there yet
+		}
+		w.unread = append(w.unread, verdict.UnreadRanks{Step: s, Ranks: sortedRanks(expected), Reason: ReasonNotChecked})
+	}
 }

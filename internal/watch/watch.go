@@ -312,7 +312,8 @@ func (w *watcher) run(ctx context.Context) error {
 
 // interrupted ends a watch whose ctx was cancelled. A suspect step is
 // confirmed with what the folder holds (as when the job ends): left
-// alone, an anomaly the dump showed would end in no alarm.
+// alone, an anomaly the dump showed would end in no alarm. The steps the
+// folder holds that were not checked are not read whole (notChecked).
 func (w *watcher) interrupted(ctx context.Context) error {
 	if w.suspect != nil && w.alarm == nil {
 		stop, err := w.confirm(context.WithoutCancel(ctx), nil)
@@ -324,6 +325,7 @@ func (w *watcher) interrupted(ctx context.Context) error {
 			return w.stateErr
 		}
 	}
+	w.notChecked()
 	w.stop("interrupted")
 	return w.stateErr
 }
