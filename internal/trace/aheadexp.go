@@ -72,9 +72,11 @@ type plain struct {
 }
 
 func (s *plain) space() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\n' || s.b[s.i] == '\t' || s.b[s.i] == '\r') {
-		s.i++
+	b, i := s.b, s.i
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
 	}
+	s.i = i
 }
 
 func (s *plain) punct(c byte) bool {
@@ -91,12 +93,13 @@ func (s *plain) str() ([]byte, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false
 	}
-	for j := s.i + 1; j < len(s.b); j++ {
-		switch s.b[j] {
+	b := s.b
+	for j := s.i + 1; j < len(b); j++ {
+		switch b[j] {
 		case '\\':
 			return nil, false
 		case '"':
-			out := s.b[s.i+1 : j]
+			out := b[s.i+1 : j]
 			s.i = j + 1
 			return out, true
 		}
@@ -107,17 +110,29 @@ func (s *plain) str() ([]byte, bool) {
 // literal reads a number, true, false or null.
 func (s *plain) literal() ([]byte, bool) {
 	s.space()
-	j := s.i
-	for j < len(s.b) && (s.b[j] == '-' || s.b[j] == '+' || s.b[j] == '.' || (s.b[j] >= '0' && s.b[j] <= '9') || (s.b[j] >= 'a' && s.b[j] <= 'z') || (s.b[j] >= 'A' && s.b[j] <= 'Z')) {
+	b, j := s.b, s.i
+	for j < len(b) && literalByte[b[j]] {
 		j++
 	}
 	if j == s.i {
 		return nil, false
 	}
-	out := s.b[s.i:j]
+	out := b[s.i:j]
 	s.i = j
 	return out, true
 }
+
+// literalByte: the bytes of a number, true, false or null (and of any
+// other word, which the caller tells apart).
+var literalByte = func() (t [256]bool) {
+	for _, c := range []byte("-+.0123456789") {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	return t
+}()
 
 // tensor reads an object of plain members (strings, literals, a list of
 // integers) and returns its dtype and its Max literal; false when either
