@@ -268,6 +268,11 @@ type aheadBuf struct {
 
 var aheadBufs = sync.Pool{New: func() any { return &aheadBuf{data: make([]byte, aheadWindow+2*aheadEdge)} }}
 
+// aheadWindowFor is the window the search reads through: aheadWindow, or
+// less (tests, so that small documents cross its edges; at least
+// 2*aheadEdge).
+var aheadWindowFor = aheadWindow
+
 // expLook is how much of an exp-family entry expUnwatched reads: its name,
 // its first input tensor and the start of its output.
 const expLook = 4096
@@ -289,7 +294,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 	br := bytesearch.AheadRules{IntDigits: rules.IntDigits, Exponent: rules.Exponent, APIs: rules.ExpAPIs}
 	pooled := aheadBufs.Get().(*aheadBuf)
 	defer aheadBufs.Put(pooled)
-	buf, finds := pooled.data, &pooled.finds
+	buf, finds := pooled.data[:aheadWindowFor+2*aheadEdge], &pooled.finds
 	var entryLine, closeLine []byte
 	base, kept := int64(0), 0          // file offset of buf[0]; bytes carried in front
 	entry, seen := int64(-1), int64(0) // the entry of the last number found, and where it was
@@ -336,7 +341,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 			}
 			// only the bytes after the last find looked at are searched
 			// (and a line that may end there)
-			from := max(0, int(seen-base)-len(entryLine)+1)
+			from := min(o, max(0, int(seen-base)-lineBack(entryLine)))
 			if i := lastIndex(buf[from:o], entryLine); i >= 0 {
 				entry = base + int64(from+i+len(entryLine)-1)
 			}
@@ -378,7 +383,7 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 		}
 		// the entry lines after the last number looked at: a number in
 		// the next window may lie in their entry
-		if from := max(0, int(seen-base)-len(entryLine)+1); from < hi {
+		if from := max(0, int(seen-base)-lineBack(entryLine)); from < hi {
 			if i := lastIndex(buf[from:hi], entryLine); i >= 0 {
 				entry = base + int64(from+i+len(entryLine)-1)
 			}
@@ -390,6 +395,10 @@ func aheadEntries(ctx context.Context, file string, parse func(at int64, raw []b
 	}
 	return starts, lost, size, nil
 }
+
+// lineBack is how far before the bytes not searched yet an entry line
+// that ends in them may begin.
+func lineBack(entryLine []byte) int { return max(0, len(entryLine)-1) }
 
 // lastIndex is bytes.LastIndex, -1 for an empty needle.
 func lastIndex(b, needle []byte) int {

@@ -206,3 +206,71 @@ func TestWatchedValuesAcrossAnEdge(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWatchedValues holds the window-by-window search for watched values
+// to the whole parse (wholeParseWatched) on any document the reader reads
+// whole, through windows of 1 kB, so that entries cross their edges.
+func FuzzWatchedValues(f *testing.F) {
+	defer func(w int) { aheadWindowFor = w }(aheadWindowFor)
+	aheadWindowFor = 1024
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{2, 5} {
+		if doc := watchedDoc(rng, n); len(doc) < 8<<10 {
+			f.Add(doc)
+		}
+	}
+	f.Add(edgeDoc(40, 3, 1))
+	f.Add(edgeDoc(300, 2, 8))
+	pol, err := policy.New(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	m := pol.Matcher()
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, doc string) {
+		file := filepath.Join(dir, "dump.json")
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, ok := wholeParse(file, m)
+		got, err := watchedValues(context.Background(), file, m)
+		if !ok {
+			return // damaged: the search may say anything but must not fail to return
+		}
+		if err != nil {
+			t.Fatalf("%v on a document the reader reads whole", err)
+		}
+		key := func(vs []ahead.Value) []string {
+			var out []string
+			for _, v := range vs {
+				out = append(out, fmt.Sprintf("%s %s %s %g", v.Op, v.Tensor, v.Stat, v.Value))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if g, w := key(got), key(want); !slices.Equal(g, w) {
+			t.Fatalf("watched %q, the whole parse %q", g, w)
+		}
+	})
+}
+
+// wholeParse is wholeParseWatched; false when the reader cannot read the
+// document whole.
+func wholeParse(file string, m *policy.Matcher) ([]ahead.Value, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	rd := dump.NewReader(f, dump.ReaderOptions{Details: true})
+	var out []ahead.Value
+	for rd.Next() {
+		e := rd.Entry()
+		for _, v := range ahead.Observe(e, m.AheadCounts(e), nil) {
+			if v.Watched() {
+				out = append(out, v)
+			}
+		}
+	}
+	return out, rd.Err() == nil
+}
