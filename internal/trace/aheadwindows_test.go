@@ -50,26 +50,13 @@ func watchedDoc(rng *rand.Rand, n int) string {
 }
 
 // wholeParseWatched is the rule written plainly: every entry parsed, every
-// value of each observed, the watched ones kept.
+// value of each observed, the watched ones kept (wholeParse), of a
+// document the reader reads whole.
 func wholeParseWatched(t *testing.T, file string, m *policy.Matcher) []ahead.Value {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd := dump.NewReader(f, dump.ReaderOptions{Details: true})
-	var out []ahead.Value
-	for rd.Next() {
-		e := rd.Entry()
-		for _, v := range ahead.Observe(e, m.AheadCounts(e), nil) {
-			if v.Watched() {
-				out = append(out, v)
-			}
-		}
-	}
-	if err := rd.Err(); err != nil {
-		t.Fatal(err)
+	out, ok := wholeParse(file, m)
+	if !ok {
+		t.Fatalf("%s: the reader cannot read it whole", file)
 	}
 	return out
 }
@@ -254,8 +241,8 @@ func FuzzWatchedValues(f *testing.F) {
 	})
 }
 
-// wholeParse is wholeParseWatched; false when the reader cannot read the
-// document whole.
+// wholeParse are the watched values of every entry of a document, parsed
+// whole; false when the reader cannot read it whole.
 func wholeParse(file string, m *policy.Matcher) ([]ahead.Value, bool) {
 	f, err := os.Open(file)
 	if err != nil {
