@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,7 +29,13 @@ import (
 // the entries of other ops goes unseen, and so would an entry indented
 // otherwise than the first (json.dump never writes one).
 func MeasureFile(ra io.ReaderAt, size int64, ops []string) (map[string]Sizes, error) {
-	m := measureSearch{ra: ra, size: size, ops: ops}
+	return measureFile(ra, size, ops, measureWindow)
+}
+
+// measureFile is MeasureFile through windows of the given size (tests
+// make them small, so that entries cross their edges).
+func measureFile(ra io.ReaderAt, size int64, ops []string, window int) (map[string]Sizes, error) {
+	m := measureSearch{ra: ra, size: size, ops: ops, window: window}
 	out, ok, err := m.run()
 	if ok || err != nil {
 		return out, err
@@ -41,6 +48,7 @@ type measureSearch struct {
 	ra     io.ReaderAt
 	size   int64
 	ops    []string
+	window int // how much of the document one read brings
 	indent int
 	buf    []byte
 
@@ -71,7 +79,7 @@ func (m *measureSearch) run() (out map[string]Sizes, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	starts, err := m.entryStarts(data)
+	starts, parsed, err := m.entryStarts(data)
 	if errors.Is(err, errNotThatShape) {
 		return nil, false, nil
 	}
@@ -80,28 +88,46 @@ func (m *measureSearch) run() (out map[string]Sizes, ok bool, err error) {
 	}
 	out = map[string]Sizes{}
 	at := entryat.New(dump.ReaderOptions{Details: true, WindowSize: 8 << 10}) // an entry or two a read
-	ra := newWindowedReaderAt(m.ra, m.size, measureWindow)
+	ra := newWindowedReaderAt(m.ra, m.size, m.window)
 	m.ra = ra // entryEnds reads the bytes after an entry: in the window, mostly
 	end := int64(-1)
 	for _, off := range starts {
 		if off < end {
 			continue // inside the entry parsed before (never, in a valid document)
 		}
-		e, err := at.Read(ra, off, m.size)
-		if err != nil {
-			return nil, false, nil // let the reader say what is wrong
+		c, ok := parsed[off]
+		if !ok {
+			e, err := at.Read(ra, off, m.size)
+			if err != nil {
+				return nil, false, nil // let the reader say what is wrong
+			}
+			if !m.entryEnds(e.End) {
+				return nil, false, nil
+			}
+			c = measuredCall{end: e.End, op: dump.ParseName(e.Name).Op()}
+			if slices.Contains(m.ops, c.op) {
+				c.sizes = addCall(Sizes{}, e)
+			}
 		}
-		end = e.End
-		if !m.entryEnds(end) {
-			return nil, false, nil
+		end = c.end
+		if slices.Contains(m.ops, c.op) {
+			out[c.op] = addSizes(out[c.op], c.sizes)
 		}
-		op := dump.ParseName(e.Name).Op()
-		if !slices.Contains(m.ops, op) {
-			continue
-		}
-		out[op] = addCall(out[op], e)
 	}
 	return out, true, nil
+}
+
+// measuredCall is an entry the search found, parsed: where it ends, its
+// op, and its sizes when the op is one measured.
+type measuredCall struct {
+	end   int64
+	op    string
+	sizes Sizes
+}
+
+// addSizes is a + b.
+func addSizes(a, b Sizes) Sizes {
+	return Sizes{Calls: a.Calls + b.Calls, Tensors: a.Tensors + b.Tensors, Bytes: a.Bytes + b.Bytes}
 }
 
 // shape checks the document's ends: json.dump(indent=N) output whose
@@ -149,51 +175,75 @@ func (m *measureSearch) shape() (int64, error) {
 // document after an object (a member after "data") means the document is
 // not of the shape the search needs. The windows are searched on every
 // core: nothing else runs while a plan is sized.
-func (m *measureSearch) entryStarts(data int64) ([]int64, error) {
-	windows := int((m.size - data + measureWindow - 1) / measureWindow)
+//
+// The entries found that lie whole in their window, followed there by the
+// next entry's line, are parsed from it (parsed, by offset): only the
+// others are read again.
+func (m *measureSearch) entryStarts(data int64) ([]int64, map[int64]measuredCall, error) {
+	windows := int((m.size - data + int64(m.window) - 1) / int64(m.window))
 	workers := min(runtime.GOMAXPROCS(0), windows)
-	found := make([][]int64, workers)
+	found := make([]windowSearch, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var buf []byte
+			ws := &found[w]
+			ws.parsed = map[int64]measuredCall{}
+			ws.at = entryat.New(dump.ReaderOptions{Details: true, WindowSize: 8 << 10})
 			for i := w; i < windows && errs[w] == nil; i += workers {
-				found[w], errs[w] = m.searchWindow(found[w], &buf, data+int64(i)*measureWindow)
+				errs[w] = m.searchWindow(ws, data+int64(i)*int64(m.window))
 			}
 		})
 	}
 	wg.Wait()
-	var starts []int64
 	for w := range workers {
 		if errs[w] != nil && !errors.Is(errs[w], errNotThatShape) {
-			return nil, errs[w]
+			return nil, nil, errs[w]
 		}
 	}
+	var starts []int64
+	parsed := map[int64]measuredCall{}
 	for w := range workers {
 		if errs[w] != nil {
-			return nil, errs[w]
+			return nil, nil, errs[w]
 		}
-		starts = append(starts, found[w]...)
+		starts = append(starts, found[w].starts...)
+		maps.Copy(parsed, found[w].parsed)
 	}
 	slices.Sort(starts)
-	return slices.Compact(starts), nil
+	return slices.Compact(starts), parsed, nil
 }
 
-// searchWindow appends to starts the entry names of the window at pos
-// that start with one of the ops (see entryStarts), reading it into buf.
-func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]int64, error) {
+// maxParsedInWindow bounds the entries one worker of entryStarts keeps
+// parsed (about 100 bytes each).
+const maxParsedInWindow = 1 << 16
+
+// windowSearch is what one worker of entryStarts keeps: the entry names
+// found, those of the entries parsed from their window, its window and
+// its parser.
+type windowSearch struct {
+	starts []int64
+	parsed map[int64]measuredCall
+	buf    []byte
+	at     *entryat.Reader
+}
+
+// searchWindow appends to ws.starts the entry names of the window at pos
+// that start with one of the ops (see entryStarts), reading it into
+// ws.buf, and parses those it holds whole.
+func (m *measureSearch) searchWindow(ws *windowSearch, pos int64) error {
 	line, member := m.line, m.member
 	from := max(0, pos-int64(len(line)))
-	b, err := readAt(m.ra, buf, from, min(m.size, pos+measureWindow+int64(m.back)))
+	b, err := readAt(m.ra, &ws.buf, from, min(m.size, pos+int64(m.window)+int64(m.back)))
 	if err != nil {
-		return starts, err
+		return err
 	}
-	lo := int(pos - from)               // b[lo] is at pos
-	hi := min(len(b), lo+measureWindow) // matches starting in b[lo:hi] are this window's
+	lo := int(pos - from)          // b[lo] is at pos
+	hi := min(len(b), lo+m.window) // matches starting in b[lo:hi] are this window's
 	if bytes.IndexByte(b[lo:hi], '\\') >= 0 || bytes.Contains(b[lo:min(len(b), hi+len(member)-1)], member) {
-		return starts, errNotThatShape
+		return errNotThatShape
 	}
+	first := len(ws.starts)
 	for n, op := range m.ops {
 		if op == "" {
 			continue
@@ -205,12 +255,39 @@ func (m *measureSearch) searchWindow(starts []int64, buf *[]byte, pos int64) ([]
 			}
 			k += i
 			if k >= len(line) && bytes.Equal(b[k-len(line):k], line) {
-				starts = append(starts, from+int64(k-1)) // the name's quote
+				ws.starts = append(ws.starts, from+int64(k-1)) // the name's quote
 			}
 			k++
 		}
 	}
-	return starts, nil
+	for _, off := range ws.starts[first:] {
+		m.parseInWindow(ws, b, from, off)
+	}
+	return nil
+}
+
+// parseInWindow parses the entry at off from the window b (at from) when
+// it lies whole in it, followed by the next entry's line: what
+// entryEnds asks of an entry. Any other entry is left to be read again.
+func (m *measureSearch) parseInWindow(ws *windowSearch, b []byte, from, off int64) {
+	q := int(off - from)
+	next := bytes.Index(b[q:], m.line) // the next entry's line, after a comma
+	if next < 1 || b[q+next-1] != ',' {
+		return
+	}
+	if len(ws.parsed) >= maxParsedInWindow {
+		return // memory is bounded: the rest are read again
+	}
+	raw := b[q : q+next-1]
+	e, err := ws.at.Parse(raw, off)
+	if err != nil || e.End != off+int64(len(raw)) {
+		return
+	}
+	c := measuredCall{end: e.End, op: dump.ParseName(e.Name).Op()}
+	if slices.Contains(m.ops, c.op) {
+		c.sizes = addCall(Sizes{}, e)
+	}
+	ws.parsed[off] = c
 }
 
 // entryEnds reports whether what follows an entry's value at end is

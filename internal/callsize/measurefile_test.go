@@ -24,16 +24,23 @@ func opsIn(data []byte) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// testWindows are the windows the search is tested through: MeasureFile's,
+// and windows small enough that entries cross their edges (parsed from
+// the window or read again).
+var testWindows = []int{measureWindow, 4096, 300}
+
 // checkMeasureFile holds MeasureFile to Measure on one document and
 // list of ops, and reports whether the search served.
 func checkMeasureFile(t *testing.T, name string, data []byte, ops []string) bool {
 	t.Helper()
 	want, werr := Measure(bytes.NewReader(data), ops)
-	got, gerr := MeasureFile(bytes.NewReader(data), int64(len(data)), ops)
-	if (werr == nil) != (gerr == nil) || (werr == nil && !maps.Equal(got, want)) {
-		t.Fatalf("%s, ops %q:\nMeasureFile  %v, %v\nMeasureCalls %v, %v", name, ops, got, gerr, want, werr)
+	for _, window := range testWindows {
+		got, gerr := measureFile(bytes.NewReader(data), int64(len(data)), ops, window)
+		if (werr == nil) != (gerr == nil) || (werr == nil && !maps.Equal(got, want)) {
+			t.Fatalf("%s, ops %q, windows of %d:\nMeasureFile  %v, %v\nMeasureCalls %v, %v", name, ops, window, got, gerr, want, werr)
+		}
 	}
-	m := measureSearch{ra: bytes.NewReader(data), size: int64(len(data)), ops: ops}
+	m := measureSearch{ra: bytes.NewReader(data), size: int64(len(data)), ops: ops, window: measureWindow}
 	_, ok, _ := m.run()
 	return ok
 }
@@ -194,13 +201,15 @@ func FuzzMeasureFile(f *testing.F) {
 	f.Add([]byte(reindented(f, strings.ReplaceAll(measureDoc, "Infinity", "1e9"), 3)), "Torch.exp2")
 	f.Fuzz(func(t *testing.T, data []byte, op string) {
 		ops := []string{op}
-		got, gerr := MeasureFile(bytes.NewReader(data), int64(len(data)), ops)
-		if !jsonDumpForm(data) {
-			return // no panic is all that is asked
-		}
-		want, werr := Measure(bytes.NewReader(data), ops)
-		if (werr == nil) != (gerr == nil) || (werr == nil && !maps.Equal(got, want)) {
-			t.Fatalf("ops %q:\nMeasureFile  %v, %v\nMeasureCalls %v, %v", ops, got, gerr, want, werr)
+		for _, window := range testWindows {
+			got, gerr := measureFile(bytes.NewReader(data), int64(len(data)), ops, window)
+			if !jsonDumpForm(data) {
+				continue // no panic is all that is asked
+			}
+			want, werr := Measure(bytes.NewReader(data), ops)
+			if (werr == nil) != (gerr == nil) || (werr == nil && !maps.Equal(got, want)) {
+				t.Fatalf("ops %q, windows of %d:\nMeasureFile  %v, %v\nMeasureCalls %v, %v", ops, window, got, gerr, want, werr)
+			}
 		}
 	})
 }
@@ -236,4 +245,37 @@ func jsonDumpForm(b []byte) bool {
 		return false
 	}
 	return bytes.Equal(out.Bytes(), bytes.TrimSpace(b))
+}
+
+// The search parses the entries its windows hold whole, and reads again
+// only those that cross a window's edge: on real dumps through 4 kB
+// windows, both kinds occur (and the sizes are Measure's: above).
+func TestMeasureFileParsesInTheWindow(t *testing.T) {
+	inWindow, again := 0, 0
+	for _, f := range fixturedir.DumpFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := measureSearch{ra: bytes.NewReader(data), size: int64(len(data)), ops: opsIn(data), window: 4096}
+		start, err := m.shape()
+		if err != nil {
+			continue
+		}
+		starts, parsed, err := m.entryStarts(start)
+		if err != nil {
+			continue
+		}
+		for _, off := range starts {
+			if _, ok := parsed[off]; ok {
+				inWindow++
+			} else {
+				again++
+			}
+		}
+	}
+	if inWindow == 0 || again == 0 {
+		t.Errorf("%d entries parsed in their window, %d read again: want both", inWindow, again)
+	}
+	t.Logf("%d entries parsed in their window, %d read again", inWindow, again)
 }
