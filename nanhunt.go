@@ -151,16 +151,10 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 		return nil, err
 	}
 	var opt trace.Options
-	popt := in.planOptions()
 	if analyse {
 		var err error
 		if opt, err = in.traceOptions(); err != nil {
 			return nil, err
-		}
-		if popt.Measure != nil {
-			// the plan's sizing reads while the warnings before the NaN are read
-			sz := newSizing(popt.Measure)
-			opt.Decided, popt.Measure = sz.decided, sz.Measure
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -179,6 +173,7 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	popt := in.planOptions()
 	switch {
 	case side.Given():
 		if analyse {

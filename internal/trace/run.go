@@ -57,11 +57,6 @@ type Options struct {
 	// for a caller that judges them itself with the steps before (AheadAt:
 	// a watch reads one step at a time).
 	NoAhead bool
-	// Decided, when set, is called with the verdict once the dump has
-	// decided it, before the warnings before the NaN and the timeline are
-	// read: a caller may start what needs only the origin (sizing the
-	// follow-up dump) meanwhile. It must not change the verdict.
-	Decided func(*verdict.Verdict)
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -138,9 +133,6 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	v := best.verdict()
 	v.Scanned.Path = verdict.Path(opt.Path)
-	if opt.Decided != nil {
-		opt.Decided(v)
-	}
 	if len(opt.Summaries) == 0 && !opt.NoAhead {
 		// a join has the summaries, not the files
 		var warns []verdict.Warning
