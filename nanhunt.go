@@ -174,6 +174,7 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 		return nil, err
 	}
 	popt := in.planOptions()
+	popt.Measure = measureOnce(popt.Measure) // a plan made again with the evidence sizes the same calls
 	switch {
 	case side.Given():
 		if analyse {
