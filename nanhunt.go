@@ -157,6 +157,11 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 			return nil, err
 		}
 	}
+	popt := in.planOptions()
+	if popt.Measure != nil {
+		sz := newSizing(popt.Measure)
+		popt.Measure, opt.Decided = sz.Measure, sz.decided
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	v := in.Verdict
 	if analyse {
@@ -173,8 +178,6 @@ func Run(ctx context.Context, in Inputs) (*verdict.Verdict, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	popt := in.planOptions()
-	popt.Measure = measureOnce(popt.Measure) // a plan made again with the evidence sizes the same calls
 	switch {
 	case side.Given():
 		if analyse {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,5 +132,41 @@ func TestPlanMoves(t *testing.T) {
 	v.Evidence = &verdict.Evidence{Log: &verdict.LogEvidence{Skipped: []verdict.SkippedIteration{{Iteration: 4, Step: 3}}}}
 	if m := moves(v); !strings.Contains(m, "skipped iteration 4") {
 		t.Errorf("log skips: %q", m)
+	}
+}
+
+// Measured names what Make asks Options.Measure for, and nothing when Make
+// asks for nothing: a caller that starts the measure early starts the one
+// the plan uses.
+func TestMeasuredIsWhatMakeMeasures(t *testing.T) {
+	captured := &verdict.Origin{Step: 6, Ranks: []int{3, 7}, Op: "Torch.exp.0.forward", Captured: true}
+	for _, tt := range []struct {
+		name string
+		v    *verdict.Verdict
+	}{
+		{"captured", &verdict.Verdict{Anomaly: true, Origin: captured}},
+		{"captured, the first NaN at its step", &verdict.Verdict{Anomaly: true, Origin: captured,
+			FirstNaN: &verdict.OpRef{Step: 6, Op: "Tensor.__mul__.4.forward"}}},
+		{"captured, the first NaN later", &verdict.Verdict{Anomaly: true, Origin: captured,
+			FirstNaN: &verdict.OpRef{Step: 7, Op: "Tensor.__mul__.4.forward"}}},
+		{"not captured", &verdict.Verdict{Anomaly: true, Origin: &verdict.Origin{Step: 6, Ranks: []int{3}, Op: "Torch.exp.0.forward", Stage: "forward"}}},
+		{"unread", &verdict.Verdict{Anomaly: true, Origin: &verdict.Origin{Step: 6, Ranks: []int{3}, Unread: true}}},
+		{"clean", &verdict.Verdict{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []string
+			Make(tt.v, Options{Measure: func(step, rank int, apis []string) (Sizes, error) {
+				asked = append(asked, fmt.Sprint(step, rank, apis))
+				return Sizes{}, nil
+			}})
+			step, rank, apis, ok := Measured(tt.v)
+			var want []string
+			if ok {
+				want = []string{fmt.Sprint(step, rank, apis)}
+			}
+			if !slices.Equal(asked, want) {
+				t.Errorf("Make measured %q, Measured says %q", asked, want)
+			}
+		})
 	}
 }

@@ -113,17 +113,7 @@ func tensorPlan(v *verdict.Verdict, opt Options) *verdict.Plan {
 	if clean, ok := cleanRank(v); ok {
 		ranks = append(ranks, clean)
 	}
-	var list []string
-	add := func(op string) {
-		n := dump.ParseName(op)
-		if api := n.Op(); api != "" && !slices.Contains(list, api) {
-			list = append(list, api)
-		}
-	}
-	add(o.Op)
-	if v.FirstNaN != nil && v.FirstNaN.Step == o.Step {
-		add(v.FirstNaN.Op)
-	}
+	list := collectedAPIs(v)
 	n := dump.ParseName(o.Op)
 	level := "L1"
 	if n.Module {
@@ -154,6 +144,35 @@ func tensorPlan(v *verdict.Verdict, opt Options) *verdict.Plan {
 			opt.DumpPath, o.Step, ranks[len(ranks)-1], o.Op))
 	}
 	return p
+}
+
+// collectedAPIs are the APIs whose tensors a tensor plan collects: the
+// origin's, and the first NaN's when it is at the origin's step.
+func collectedAPIs(v *verdict.Verdict) []string {
+	var list []string
+	add := func(op string) {
+		n := dump.ParseName(op)
+		if api := n.Op(); api != "" && !slices.Contains(list, api) {
+			list = append(list, api)
+		}
+	}
+	add(v.Origin.Op)
+	if v.FirstNaN != nil && v.FirstNaN.Step == v.Origin.Step {
+		add(v.FirstNaN.Op)
+	}
+	return list
+}
+
+// Measured says what Make would give Options.Measure for v: the step,
+// the rank and the APIs it sizes; false when it measures nothing (the
+// origin is not captured). A caller may start the measure early with
+// them.
+func Measured(v *verdict.Verdict) (step, rank int, apis []string, ok bool) {
+	o := v.Origin
+	if o == nil || o.Unread || !o.Captured || len(o.Ranks) == 0 {
+		return 0, 0, nil, false
+	}
+	return o.Step, o.Ranks[0], collectedAPIs(v), true
 }
 
 // cleanRank is a rank that ran the origin step without making the value:

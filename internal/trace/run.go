@@ -57,6 +57,14 @@ type Options struct {
 	// for a caller that judges them itself with the steps before (AheadAt:
 	// a watch reads one step at a time).
 	NoAhead bool
+	// Decided, when set, is called once the dump has decided the verdict,
+	// before the warnings before the NaN and the timeline are read, with
+	// the verdict (not to be changed) and a lookup of a rank's dump.json
+	// at a step in the layout read (the first folder that holds them, as
+	// plan.FromDump finds it; none in a join of summaries): a caller may
+	// start what needs only the origin, sizing the follow-up dump,
+	// meanwhile, without listing the dump's folders again.
+	Decided func(v *verdict.Verdict, dumpOf func(step, rank int) (string, bool))
 }
 
 // Run analyses a dump and returns the verdict (without a plan: package plan
@@ -133,6 +141,9 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 	}
 	v := best.verdict()
 	v.Scanned.Path = verdict.Path(opt.Path)
+	if opt.Decided != nil {
+		opt.Decided(v, dumpOf(layout, len(opt.Summaries) == 0))
+	}
 	if len(opt.Summaries) == 0 && !opt.NoAhead {
 		// a join has the summaries, not the files
 		var warns []verdict.Warning
@@ -160,6 +171,21 @@ func Run(ctx context.Context, opt Options) (*verdict.Verdict, error) {
 			len(layout.Modes()), layout.Modes(), best.mode)})
 	}
 	return v, nil
+}
+
+// dumpOf looks a rank's dump.json at a step up in the layout, as
+// plan.FromDump does in a layout it lists again; found only in a layout
+// of folders (read, not a join's).
+func dumpOf(l *dump.Layout, folders bool) func(step, rank int) (string, bool) {
+	return func(step, rank int) (string, bool) {
+		if !folders {
+			return "", false
+		}
+		for _, d := range l.Select(map[int]bool{step: true}, map[int]bool{rank: true}) {
+			return d.Dump, true
+		}
+		return "", false
+	}
 }
 
 // emptySteps are the steps of the layout (of the selected steps) with no
