@@ -35,7 +35,9 @@ func newSizing(measure func(step, rank int, apis []string) (plan.Sizes, error)) 
 	return &sizing{measure: measure, runs: map[string]*sizingRun{}}
 }
 
-func sizingKey(step, rank int, apis []string) string { return fmt.Sprintf("%d %d %q", step, rank, apis) }
+func sizingKey(step, rank int, apis []string) string {
+	return fmt.Sprintf("%d %d %q", step, rank, apis)
+}
 
 // run returns the measure of key, begun by begin (in its own goroutine)
 // unless it was begun before.
